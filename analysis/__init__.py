@@ -1,0 +1,1 @@
+"""Tables, plots and theory overlays from lbemu's tidy result frames."""

@@ -1,0 +1,180 @@
+"""The ``lbemu`` command line: a thin layer over `emulator.api` and `analysis`.
+
+Exit status: 0 success, 2 bad input (one line naming the key), 1 anything else.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .errors import ScenarioError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # argparse prints usage and exits 2 on bad options; keep it to one line.
+        raise ScenarioError(f"options: {message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(prog="lbemu", description="Emulate dispatcher load balancing: delay and "
+                                                "control messages per job, by kind.")
+    parser.add_argument("--version", action="version", version=f"lbemu {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    run = commands.add_parser("run", help="run a scenario, write results, print the comparison table")
+    run.add_argument("scenario", help="YAML scenario file")
+    run.add_argument("--out", help="results folder (default results/<name>/)")
+    run.add_argument("--workers", type=int, help="worker processes (default: all cores)")
+    run.add_argument("--dask", metavar="ADDRESS", help="run the tasks on a Dask cluster")
+    run.add_argument("--replications", type=int, help="override replications")
+    run.add_argument("--jobs", type=int, help="override run.jobs")
+    run.add_argument("--seed", type=int, help="override the root seed")
+    run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a dotted key, e.g. --set workload.load=0.8 (repeatable)")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    validate = commands.add_parser("validate", help="check a scenario and print the expanded runs")
+    validate.add_argument("scenario")
+    validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+
+    commands.add_parser("policies", help="list the policies, their parameters and message cost")
+    commands.add_parser("schema", help="print the JSON Schema of scenario files (for editors)")
+
+    table = commands.add_parser("table", help="comparison table from a results folder")
+    table.add_argument("dir")
+    table.add_argument("--metric", action="append", help="metric column (repeatable)")
+    table.add_argument("--format", choices=("text", "markdown", "latex", "csv"), default="text")
+
+    plot = commands.add_parser("plot", help="figures from a results folder")
+    plot.add_argument("dir")
+    return parser
+
+
+def _overrides(pairs: list[str]) -> dict[str, Any]:
+    changes = {}
+    for pair in pairs:
+        key, sep, text = pair.partition("=")
+        if not sep or not key:
+            raise ScenarioError(f"--set: expected KEY=VALUE, got '{pair}'")
+        try:
+            changes[key.strip()] = yaml.safe_load(text)
+        except yaml.YAMLError:
+            raise ScenarioError(f"--set {key}: expected a YAML value, got '{text}'") from None
+    return changes
+
+
+def _scenario(args: argparse.Namespace) -> Any:
+    from .config import load_scenario
+
+    scenario = load_scenario(args.scenario)
+    changes = _overrides(args.set)
+    for option, key in (("replications", "replications"), ("jobs", "run.jobs"), ("seed", "seed")):
+        value = getattr(args, option, None)
+        if value is not None:
+            changes[key] = value
+    return scenario.with_overrides(changes) if changes else scenario
+
+
+def _run(args: argparse.Namespace) -> int:
+    from .api import run
+
+    scenario = _scenario(args)
+    if args.workers is not None and args.workers < 1:
+        raise ScenarioError(f"--workers: expected an integer >= 1, got {args.workers}")
+    out = Path(args.out) if args.out else Path("results") / scenario.name
+    executor = None
+    if args.dask:
+        try:
+            from distributed import Client
+        except ImportError:
+            raise ScenarioError("--dask: needs the dask extra (pip install 'lbemu[dask]')") from None
+        executor = Client(args.dask).get_executor()
+    results = run(scenario, workers=args.workers, executor=executor, out=out, progress=not args.quiet)
+    print(results.table())
+    print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml")
+    return 0
+
+
+def _validate(args: argparse.Namespace) -> int:
+    scenario = _scenario(args)
+    points = scenario.points()
+    tasks = sum(len(point.policies) for point in points) * scenario.replications
+    print(f"{scenario.name}: {len(points)} point(s) x policies x {scenario.replications} "
+          f"replication(s) = {tasks} task(s), {scenario.run.jobs} jobs each after "
+          f"{scenario.run.warmup_jobs} warm-up")
+    for point in points:
+        policies = ", ".join(policy.label for policy in point.policies)
+        print(f"  point {point.index}: {point.describe()}: N={point.servers} load={point.load:g} "
+              f"rate={point.rate:g} | {policies}")
+    return 0
+
+
+def _policies(args: argparse.Namespace) -> int:
+    from .policies import REGISTRY
+
+    for name, cls in REGISTRY.items():
+        print(f"{name}: {cls.label(_defaults(cls))}-style; messages: {cls.messages}")
+        for field, info in cls.Config.model_fields.items():
+            if field in ("name", "label"):
+                continue
+            default = info.default
+            print(f"    {field} (default {default!r}): {info.description or ''}")
+    return 0
+
+
+def _defaults(cls: Any) -> dict[str, Any]:
+    params = cls.Config().model_dump(exclude={"name", "label"})
+    return {key: (2 if key == "d" and isinstance(value, str) else value) for key, value in params.items()}
+
+
+def _schema(args: argparse.Namespace) -> int:
+    import json
+
+    from .config import Scenario
+
+    print(json.dumps(Scenario.model_json_schema(), indent=2))
+    return 0
+
+
+def _table(args: argparse.Namespace) -> int:
+    from analysis.tables import comparison_table
+
+    from .output import read_summary
+
+    print(comparison_table(read_summary(args.dir), metrics=args.metric, format=args.format))
+    return 0
+
+
+def _plot(args: argparse.Namespace) -> int:
+    from analysis.plots import plot_folder
+
+    from .output import read_summary
+
+    summary = read_summary(args.dir)
+    for path in plot_folder(summary, Path(args.dir)):
+        print(f"wrote {path}")
+    return 0
+
+
+COMMANDS = {"run": _run, "validate": _validate, "policies": _policies, "schema": _schema,
+            "table": _table, "plot": _plot}
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = _parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except ScenarioError as exc:
+        print(f"lbemu: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("lbemu: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,446 @@
+"""Scenarios: YAML or dict -> validated, frozen models -> one resolved `Point` per sweep point.
+
+Every default lives here. Bad input raises `ScenarioError` with one line that
+names the dotted key, what was expected and what was given. The JSON Schema for
+editors is ``Scenario.model_json_schema()`` (``lbemu schema``).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import yaml
+from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
+                      model_validator)
+from pydantic_core import PydanticCustomError
+
+from . import distributions
+from .errors import ScenarioError
+from .expressions import ExpressionError, evaluate, parse
+from .policies import REGISTRY
+from .policies.base import resolve_int
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+def _shape_error(key: str, message: str, value: Any) -> PydanticCustomError:
+    return PydanticCustomError("shape", "{key}: " + message, {"key": key, "value": value})
+
+
+class LawConfig(Strict):
+    """A service-time law: ``kind`` and ``mean``, plus its shape where it has one."""
+
+    kind: Literal["exponential", "deterministic", "erlang", "hyperexponential", "lognormal",
+                  "pareto"] = "exponential"
+    mean: float = Field(1.0, gt=0, allow_inf_nan=False)
+    k: int | None = Field(None, ge=1, description="erlang: number of phases")
+    scv: float | None = Field(None, gt=0, allow_inf_nan=False,
+                              description="hyperexponential (>= 1), lognormal: squared coefficient of variation")
+    alpha: float | None = Field(None, gt=1, allow_inf_nan=False, description="pareto: tail index")
+
+    @model_validator(mode="after")
+    def _shape(self) -> LawConfig:
+        wanted = distributions.SHAPE[self.kind]
+        for key in ("k", "scv", "alpha"):
+            value = getattr(self, key)
+            if key == wanted and value is None:
+                raise _shape_error(key, f"expected a value for {self.kind}, got nothing", None)
+            if key != wanted and value is not None:
+                raise _shape_error(key, f"not a parameter of {self.kind}", value)
+        if self.kind == "hyperexponential" and self.scv is not None and self.scv < 1:
+            raise _shape_error("scv", "expected >= 1 for hyperexponential", self.scv)
+        return self
+
+    def law(self) -> distributions.Law:
+        return distributions.Law(self.kind, self.mean, self.k, self.scv, self.alpha)
+
+    def describe(self) -> str:
+        shape = distributions.SHAPE[self.kind]
+        suffix = f",{shape}={getattr(self, shape):g}" if shape else ""
+        return f"{self.kind}({self.mean:g}{suffix})"
+
+
+class LatencyConfig(LawConfig):
+    """Message latency; mean 0 (the default) delivers every message at once."""
+
+    kind: Literal["exponential", "deterministic", "erlang", "hyperexponential", "lognormal",
+                  "pareto"] = "deterministic"
+    mean: float = Field(0.0, ge=0, allow_inf_nan=False)
+
+
+ARRIVAL_PARAMS = {"mmpp2": ("burstiness", "switch_rate"), "batch_poisson": ("mean_batch",),
+                  "trace": ("path",)}
+
+
+class ArrivalsConfig(Strict):
+    """The arrival process; its rate follows from ``workload.load``."""
+
+    kind: Literal["poisson", "mmpp2", "batch_poisson", "deterministic", "trace"] = "poisson"
+    burstiness: float | None = Field(None, ge=1, allow_inf_nan=False,
+                                     description="mmpp2: peak-to-mean rate ratio (default 2)")
+    switch_rate: float | None = Field(None, gt=0, allow_inf_nan=False,
+                                      description="mmpp2: high/low cycles per unit time (default 0.1)")
+    mean_batch: float | None = Field(None, ge=1, allow_inf_nan=False,
+                                     description="batch_poisson: mean batch size (default 2)")
+    path: str | None = Field(None, description="trace: CSV with a 'time' column, optional 'size'")
+
+    @model_validator(mode="after")
+    def _params(self) -> ArrivalsConfig:
+        allowed = ARRIVAL_PARAMS.get(self.kind, ())
+        for key in ("burstiness", "switch_rate", "mean_batch", "path"):
+            if key not in allowed and getattr(self, key) is not None:
+                raise _shape_error(key, f"not a parameter of {self.kind} arrivals", getattr(self, key))
+        if self.kind == "trace" and self.path is None:
+            raise _shape_error("path", "expected a CSV file for trace arrivals, got nothing", None)
+        return self
+
+    def gap_options(self) -> dict[str, Any]:
+        options = {key: getattr(self, key) for key in ARRIVAL_PARAMS.get(self.kind, ())}
+        return {key: value for key, value in options.items() if value is not None}
+
+
+class SystemConfig(Strict):
+    servers: int = Field(10, ge=1, description="N")
+    discipline: Literal["fifo", "pool"] = "fifo"
+    capacity: int | None = Field(None, ge=1, description="max jobs at a server; more are blocked")
+    speeds: tuple[Annotated[float, Field(gt=0, allow_inf_nan=False)], ...] | None = Field(
+        None, description="service rate of each server (default all 1)")
+    dispatchers: int = Field(1, ge=1)
+
+
+class WorkloadConfig(Strict):
+    load: float | str = Field(
+        0.9, description="arrival rate / total service capacity: a number or an expression in N")
+    arrivals: ArrivalsConfig = ArrivalsConfig()
+    service: LawConfig = LawConfig()
+
+    @field_validator("load")
+    @classmethod
+    def _load(cls, value: float | str) -> float | str:
+        if isinstance(value, str):
+            try:
+                parse(value)
+            except ExpressionError as exc:
+                raise ValueError(f"expected a number > 0 or an expression in N, '{value}': {exc}") from None
+        elif not (value > 0 and math.isfinite(value)):
+            raise ValueError(f"expected a number > 0, got {value}")
+        return value
+
+
+class NetworkConfig(Strict):
+    latency: LatencyConfig = LatencyConfig()
+
+
+class RunConfig(Strict):
+    jobs: int = Field(50_000, ge=1, description="measured jobs per replication, after warm-up")
+    warmup_jobs: int = Field(5_000, ge=0, description="jobs discarded before measuring")
+
+
+PolicyEntry = Annotated[
+    Union[tuple(cls.Config for cls in REGISTRY.values())],  # type: ignore[valid-type]
+    Field(discriminator="name"),
+]
+
+
+class Scenario(Strict):
+    """A scenario: what to simulate, which policies, which sweep. See `CONTRACT.md`.
+
+    Examples
+    --------
+    >>> s = Scenario.from_dict({"policies": [{"name": "sqd", "d": 2}], "sweep": {"workload.load": [0.5, 0.9]}})
+    >>> [(p.load, p.policies[0].label) for p in s.points()]
+    [(0.5, 'SQ(2)'), (0.9, 'SQ(2)')]
+    >>> s.with_overrides(**{"system.servers": 20}).system.servers
+    20
+    """
+
+    name: str = Field("scenario", pattern=r"^[A-Za-z0-9_.\-]+$",
+                      description="names the default output folder results/<name>/")
+    description: str = ""
+    seed: int = Field(2026, ge=0, description="root seed: same seed, same results")
+    replications: int = Field(5, ge=1)
+    run: RunConfig = RunConfig()
+    system: SystemConfig = SystemConfig()
+    workload: WorkloadConfig = WorkloadConfig()
+    network: NetworkConfig = NetworkConfig()
+    policies: tuple[PolicyEntry, ...] = Field(min_length=1)  # type: ignore[valid-type]
+    sweep: dict[str, tuple[Any, ...]] = Field(
+        default_factory=dict, description="cartesian product of dotted keys and their values")
+    zip: tuple[dict[str, tuple[Any, ...]], ...] = Field(
+        (), description="groups of dotted keys whose values move together")
+    allow_unstable: bool = Field(False, description="allow load >= 1 on FIFO queues without capacity")
+
+    @field_validator("sweep")
+    @classmethod
+    def _sweep(cls, sweep: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
+        for key, values in sweep.items():
+            if not values:
+                raise ValueError(f"'{key}': expected a non-empty list of values")
+        return sweep
+
+    @field_validator("zip")
+    @classmethod
+    def _zip(cls, groups: tuple[dict[str, tuple[Any, ...]], ...]) -> tuple[dict[str, tuple[Any, ...]], ...]:
+        for i, group in enumerate(groups):
+            lengths = {key: len(values) for key, values in group.items()}
+            if not group or len(set(lengths.values())) != 1 or 0 in lengths.values():
+                raise ValueError(f"group {i}: expected keys with non-empty lists of equal length, got {lengths}")
+        return groups
+
+    # -- construction ----------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Scenario:
+        """Validate a scenario; raise `ScenarioError` naming the first bad key."""
+        if not isinstance(data, dict):
+            raise ScenarioError(f"scenario: expected a mapping of keys, got {type(data).__name__}")
+        try:
+            scenario = cls.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(format_error(exc)) from None
+        scenario.points()  # resolve every sweep point now, so bad points fail before anything runs
+        return scenario
+
+    def with_overrides(self, overrides: dict[str, Any] | None = None, /, **dotted: Any) -> Scenario:
+        """A copy with dotted keys replaced; ``a__b=1`` stands for ``"a.b": 1``."""
+        changes = dict(overrides or {})
+        changes.update({key.replace("__", "."): value for key, value in dotted.items()})
+        data = self.to_dict()
+        for key, value in changes.items():
+            _assign(data, key, value)
+        return Scenario.from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data that `from_dict` turns back into an equal scenario."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    def fingerprint(self) -> str:
+        """A hash of everything that changes results (name and description aside)."""
+        data = self.to_dict()
+        data.pop("description", None)
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
+
+    # -- expansion -------------------------------------------------------------------
+    def points(self) -> list[Point]:
+        """Every sweep point, resolved: expressions evaluated, checks that need N done."""
+        base = self.to_dict()
+        base.pop("sweep", None)
+        base.pop("zip", None)
+        axes: list[list[dict[str, Any]]] = [
+            [{key: value} for value in values] for key, values in self.sweep.items()]
+        axes += [[dict(zip(group, row)) for row in zip(*group.values())] for group in self.zip]
+        points = []
+        for index, combination in enumerate(itertools.product(*axes)):
+            values: dict[str, Any] = {}
+            for part in combination:
+                values.update(part)
+            points.append(_resolve(base, index, values))
+        return points
+
+
+def _assign(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``data[a][b]...`` for ``dotted = "a.b..."``; list items by index."""
+    parts = dotted.split(".")
+    node: Any = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        where = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ScenarioError(f"{where}: expected an index below {len(node)}, got '{part}'")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ScenarioError(f"{where}: cannot set a key inside a {type(node).__name__}")
+
+
+@dataclass(frozen=True)
+class ResolvedPolicy:
+    """One policy at one sweep point: its registry name, label and resolved parameters."""
+
+    name: str
+    label: str
+    params: dict[str, Any] = field(hash=False)
+
+    @property
+    def d(self) -> int | None:
+        value = self.params.get("d")
+        return value if isinstance(value, int) else None
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point, fully resolved: what a replication needs, and nothing else."""
+
+    index: int
+    values: dict[str, Any] = field(hash=False)  # swept dotted key -> value
+    scenario: Scenario = field(hash=False)  # the scenario with the values applied, no sweep
+    load: float = 0.0
+    rate: float = 0.0  # arrival rate in jobs per unit time
+    policies: tuple[ResolvedPolicy, ...] = ()
+
+    @property
+    def servers(self) -> int:
+        return self.scenario.system.servers
+
+    def describe(self) -> str:
+        swept = ", ".join(f"{key}={value}" for key, value in self.values.items())
+        return swept or "(no sweep)"
+
+
+def _resolve(base: dict[str, Any], index: int, values: dict[str, Any]) -> Point:
+    where = f" (sweep point {index}: " + ", ".join(f"{k}={v}" for k, v in values.items()) + ")" \
+        if values else ""
+    data = copy.deepcopy(base)
+    try:
+        for key, value in values.items():
+            _assign(data, key, value)
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(format_error(exc)) from None
+        return _resolve_point(scenario, index, values)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{exc}{where}") from None
+
+
+def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Point:
+    system, workload = scenario.system, scenario.workload
+    n = system.servers
+    if system.speeds is not None and len(system.speeds) != n:
+        raise ScenarioError(f"system.speeds: expected {n} rates (one per server), got {len(system.speeds)}")
+    load = workload.load
+    if isinstance(load, str):
+        try:
+            load = evaluate(load, n)
+        except ExpressionError as exc:
+            raise ScenarioError(f"workload.load: '{workload.load}' {exc}") from None
+        if load <= 0:
+            raise ScenarioError(f"workload.load: expected > 0, '{workload.load}' gives {load:g} at N={n}")
+    unstable = system.discipline == "fifo" and system.capacity is None and load >= 1
+    if unstable and not scenario.allow_unstable:
+        raise ScenarioError(
+            f"workload.load: expected < 1 for FIFO queues without capacity "
+            f"(or allow_unstable: true), got {load:g}")
+    if workload.arrivals.kind == "trace":
+        _check_trace(scenario)
+    capacity = sum(system.speeds) if system.speeds is not None else float(n)
+    rate = load * capacity / workload.service.mean
+    policies = []
+    for i, entry in enumerate(scenario.policies):
+        cls = REGISTRY[entry.name]
+        params = entry.model_dump(exclude={"name", "label"})
+        for key in cls.expressions:
+            try:
+                params[key] = resolve_int(params[key], n)
+            except ValueError as exc:
+                raise ScenarioError(f"policies.{i}.{key}: {exc}") from None
+            if params[key] < 1:
+                raise ScenarioError(f"policies.{i}.{key}: expected >= 1, got {params[key]} at N={n}")
+        for key, problem in cls.check(params, n, system.dispatchers).items():
+            raise ScenarioError(f"policies.{i}.{key}: {problem}")
+        policies.append(ResolvedPolicy(entry.name, entry.label or cls.label(params), params))
+    labels = [policy.label for policy in policies]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ScenarioError(f"policies: expected distinct labels, '{label}' appears {labels.count(label)} times "
+                                "(set label: on one of them)")
+    return Point(index, values, scenario, float(load), rate, tuple(policies))
+
+
+def _check_trace(scenario: Scenario) -> None:
+    from .arrivals import read_trace
+
+    path = scenario.workload.arrivals.path
+    try:
+        times, _ = read_trace(path)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ScenarioError(f"workload.arrivals.path: {exc}") from None
+    needed = scenario.run.jobs + scenario.run.warmup_jobs
+    if len(times) < needed:
+        raise ScenarioError(f"workload.arrivals.path: expected at least run.warmup_jobs + run.jobs = "
+                            f"{needed} arrivals, got {len(times)} in '{path}'")
+
+
+# -- error formatting ----------------------------------------------------------------
+_TAGS = set(REGISTRY)
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    parts: list[str] = []
+    for i, item in enumerate(loc):
+        # Drop the union tag that pydantic inserts after a policy entry's index.
+        if i >= 2 and loc[i - 2] == "policies" and isinstance(loc[i - 1], int) and item in _TAGS:
+            continue
+        parts.append(str(item))
+    return ".".join(parts)
+
+
+def format_error(exc: ValidationError) -> str:
+    """One line for the first error: dotted key, what was expected, what was given."""
+    errors = exc.errors()
+    error = errors[0]
+    loc = _location(tuple(error["loc"]))
+    kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
+    if kind == "shape":
+        loc = f"{loc}.{ctx['key']}" if loc else str(ctx["key"])
+        message = error["msg"].split(": ", 1)[1]
+        return f"{loc}: {message}" + ("" if ctx.get("value") is None else f", got {ctx['value']!r}")
+    if kind == "extra_forbidden":
+        message = "unknown key"
+    elif kind == "missing":
+        message = "expected a value, got nothing"
+        given = None
+    elif kind in ("union_tag_invalid", "union_tag_not_found"):
+        field = ctx.get("discriminator", "name").strip("'")
+        loc = f"{loc}.{field}"
+        expected = ctx.get("expected_tags", ", ".join(REGISTRY))
+        message = f"expected one of {expected}"
+        given = ctx.get("tag")
+    elif kind == "literal_error":
+        message = f"expected one of {ctx.get('expected')}"
+    elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
+        sign = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<",
+                "less_than_equal": "<="}[kind]
+        bound = next(iter(v for k, v in ctx.items() if k in ("gt", "ge", "lt", "le")))
+        message = f"expected a number {sign} {bound}"
+    elif kind == "value_error":
+        message = str(ctx.get("error", error["msg"]))
+        return f"{loc}: {message}"
+    else:
+        message = "expected " + error["msg"][0].lower() + error["msg"][1:]
+        message = message.replace("expected input should be", "expected")
+    text = f"{loc}: {message}, got {given!r}" if given is not None or kind != "missing" else f"{loc}: {message}"
+    if len(errors) > 1:
+        text += f" (and {len(errors) - 1} more)"
+    return text
+
+
+def load_scenario(path: str | Path) -> Scenario:
+    """Read and validate a YAML scenario file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise ScenarioError(f"scenario: cannot read '{path}' ({exc.strerror})") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ScenarioError(f"scenario: '{path}' is not valid YAML{where}") from None
+    return Scenario.from_dict(data if data is not None else {})

@@ -1,0 +1,40 @@
+"""Dispatchers: where jobs arrive and the policy's dispatcher side runs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .channels import Channel
+from .job import Job
+
+if TYPE_CHECKING:
+    from .policies.base import Policy
+
+
+class Dispatcher:
+    """One dispatcher. It sees server state only through the messages it receives.
+
+    ``state`` holds the policy's per-dispatcher state (an I-queue, a list of
+    reported servers, a round-robin position). Policies that act on a timer
+    (JBT-d's threshold updates) run a SimPy process per dispatcher.
+    """
+
+    def __init__(self, id: int, channel: Channel, servers: list[Any]) -> None:
+        self.id = id
+        self.channel = channel
+        self.env = channel.env
+        self.servers = servers
+        self.policy: Policy | None = None
+        self.state: Any = None
+
+    def receive(self, job: Job) -> None:
+        """A job arrives here: the policy decides (now, or when replies are in)."""
+        self.policy.dispatch(self, job)  # type: ignore[union-attr]
+
+    def send(self, job: Job, server: Any) -> None:
+        """Send ``job`` to ``server`` over the channel."""
+        job.dispatched = self.env.now
+        self.channel.transfer(job, server)
+
+    def __repr__(self) -> str:
+        return f"Dispatcher({self.id})"

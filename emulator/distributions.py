@@ -1,0 +1,113 @@
+"""Service-time and latency laws, each given by its mean and, where it has one, its shape.
+
+A law turns a `numpy.random.Generator` into an endless iterator of floats,
+drawn in batches so that a scalar draw costs one ``next()`` in the hot path.
+
+>>> import numpy as np
+>>> law = Law("erlang", mean=2.0, k=4)
+>>> law.scv
+0.25
+>>> draws = law.sampler(np.random.default_rng(7))
+>>> next(draws) > 0
+True
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import NamedTuple
+
+import numpy as np
+
+from .streams import BATCH
+
+# Each kind and the shape parameter it takes (None: the mean alone fixes the law).
+SHAPE: dict[str, str | None] = {
+    "exponential": None,
+    "deterministic": None,
+    "erlang": "k",
+    "hyperexponential": "scv",
+    "lognormal": "scv",
+    "pareto": "alpha",
+}
+KINDS = tuple(SHAPE)
+
+
+class Law(NamedTuple):
+    """A non-negative random variable with a given mean.
+
+    Parameters
+    ----------
+    kind : str
+        One of `KINDS`.
+    mean : float
+        The mean (> 0; a latency may be ``deterministic`` with mean 0).
+    k : int, optional
+        Erlang phases (>= 1).
+    shape_scv : float, optional
+        Squared coefficient of variation: >= 1 for ``hyperexponential`` (the
+        balanced-means two-phase fit), > 0 for ``lognormal``.
+    alpha : float, optional
+        Pareto tail index, > 1 so that the mean exists.
+    """
+
+    kind: str
+    mean: float = 1.0
+    k: int | None = None
+    shape_scv: float | None = None
+    alpha: float | None = None
+
+    @property
+    def scv(self) -> float:
+        """Squared coefficient of variation, Var[X] / E[X]^2."""
+        if self.kind == "exponential":
+            return 1.0
+        if self.kind == "deterministic":
+            return 0.0
+        if self.kind == "erlang":
+            return 1.0 / self.k  # type: ignore[operator]
+        if self.kind == "pareto":
+            a: float = self.alpha  # type: ignore[assignment]
+            return math.inf if a <= 2 else 1.0 / (a * (a - 2))
+        return float(self.shape_scv)  # type: ignore[arg-type]
+
+    @property
+    def second_moment(self) -> float:
+        """E[X^2], for Pollaczek-Khinchine checks."""
+        return self.mean**2 * (1.0 + self.scv)
+
+    def sampler(self, rng: np.random.Generator) -> Iterator[float]:
+        """An endless iterator of independent draws from ``rng``."""
+        if self.kind == "deterministic":
+            return itertools.repeat(float(self.mean))
+        return _batched(self._draw, rng)
+
+    def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        m, kind = self.mean, self.kind
+        if kind == "exponential":
+            return rng.exponential(m, n)
+        if kind == "erlang":
+            k: int = self.k  # type: ignore[assignment]
+            return rng.gamma(k, m / k, n)
+        if kind == "hyperexponential":
+            c2 = self.scv
+            p1 = 0.5 * (1.0 + math.sqrt((c2 - 1.0) / (c2 + 1.0)))
+            # Balanced means: branch i has probability p_i and mean m / (2 p_i).
+            means = np.where(rng.random(n) < p1, m / (2.0 * p1), m / (2.0 * (1.0 - p1)))
+            return rng.exponential(1.0, n) * means
+        if kind == "lognormal":
+            sigma2 = math.log1p(self.scv)
+            return rng.lognormal(math.log(m) - sigma2 / 2.0, math.sqrt(sigma2), n)
+        if kind == "pareto":
+            a: float = self.alpha  # type: ignore[assignment]
+            # numpy's pareto is Lomax (support from 0): shift by 1 for the classical law.
+            return m * (a - 1.0) / a * (1.0 + rng.pareto(a, n))
+        raise ValueError(f"unknown law '{kind}'")
+
+
+def _batched(draw: Callable[[np.random.Generator, int], np.ndarray],
+             rng: np.random.Generator) -> Iterator[float]:
+    while True:
+        yield from draw(rng, BATCH).tolist()

@@ -1,0 +1,31 @@
+"""A job: drawn at arrival (so every policy sees the same one), then timestamped."""
+
+from __future__ import annotations
+
+
+class Job:
+    """One job and its timestamps.
+
+    ``size`` is work at a unit-speed server; the service time at a server of
+    speed mu is ``size / mu``. ``via_list`` is set by pull-based policies when
+    the dispatcher took the target from its list of reported servers (the job
+    carries that news to the server, so it costs no control message).
+    """
+
+    __slots__ = ("id", "arrival", "size", "measured", "dispatched", "at_server", "start",
+                 "server", "via_list", "blocked")
+
+    def __init__(self, id: int, arrival: float, size: float, measured: bool) -> None:
+        self.id = id
+        self.arrival = arrival
+        self.size = size
+        self.measured = measured
+        self.dispatched = arrival
+        self.at_server = arrival
+        self.start = arrival
+        self.server = -1
+        self.via_list = False
+        self.blocked = False
+
+    def __repr__(self) -> str:
+        return f"Job({self.id}, arrival={self.arrival:g}, size={self.size:g}, server={self.server})"

@@ -1,0 +1,23 @@
+"""Control-message kinds, in the order of the result columns.
+
+Every directed control message counts one. Job transfers are not control
+messages and are counted apart.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Kind(IntEnum):
+    """A control-message kind; its value indexes the counters."""
+
+    QUERY = 0  # dispatcher -> server: "what is your queue length?" (server -> dispatcher in JIQ-SQ(d))
+    REPLY = 1  # answer to a query
+    IDLE = 2  # server -> dispatcher: JIQ idle token
+    REPORT = 3  # server -> dispatcher: JBT-d below-threshold report
+    THRESHOLD = 4  # dispatcher -> server: JBT-d threshold broadcast, one per receiving server
+    UPDATE = 5  # server -> dispatcher: push-based state update
+
+
+KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)

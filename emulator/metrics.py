@@ -1,0 +1,168 @@
+"""Streaming statistics of one replication: memory does not grow with the number of jobs.
+
+The measurement window opens when job number ``warmup`` arrives and closes when
+job number ``warmup + jobs`` arrives, so exactly ``jobs`` jobs arrive in it.
+Time averages and message counts cover the window; response statistics cover
+the jobs that arrived in it, followed until they leave.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import simpy
+
+from .messages import KINDS
+
+
+class QuantileSketch:
+    """Quantiles from a log-spaced histogram: fixed memory, relative error below 0.5%.
+
+    Values are buffered and folded into bins of ratio 1.01 between 1e-9 and 1e9
+    (values outside are clamped to the end bins).
+
+    >>> sketch = QuantileSketch()
+    >>> for x in range(1, 1001):
+    ...     sketch.add(float(x))
+    >>> abs(sketch.quantile(0.5) / 500 - 1) < 0.005
+    True
+    """
+
+    RATIO = 1.01
+    LOW = 1e-9
+    BINS = int(math.log(1e18) / math.log(1.01)) + 1
+
+    def __init__(self) -> None:
+        self.buffer: list[float] = []
+        self.counts = np.zeros(self.BINS, dtype=np.int64)
+
+    def add(self, x: float) -> None:
+        self.buffer.append(x)
+        if len(self.buffer) >= 8192:
+            self.flush()
+
+    def flush(self) -> None:
+        if not self.buffer:
+            return
+        values = np.maximum(np.asarray(self.buffer), self.LOW)
+        index = np.floor(np.log(values / self.LOW) / math.log(self.RATIO)).astype(np.int64)
+        self.counts += np.bincount(np.clip(index, 0, self.BINS - 1), minlength=self.BINS)
+        self.buffer.clear()
+
+    def quantile(self, q: float) -> float:
+        """The q-quantile (the value of rank ceil(q n)), as the bin's geometric centre."""
+        self.flush()
+        total = int(self.counts.sum())
+        if total == 0:
+            return math.nan
+        rank = max(1, math.ceil(q * total))
+        index = int(np.searchsorted(np.cumsum(self.counts), rank))
+        return float(self.LOW * self.RATIO ** (index + 0.5))
+
+
+class Recorder:
+    """Counters, running sums and time-weighted areas of one replication.
+
+    The channel adds to ``counts`` (control messages by kind) and ``transfers``;
+    the servers call `enter`, `leave` and `block`; the arrival source calls
+    `arrived`. ``done`` fires when every measured job has left (or was blocked)
+    and the window is closed.
+    """
+
+    def __init__(self, env: simpy.Environment, servers: int, warmup: int, jobs: int) -> None:
+        self.env = env
+        self.servers = servers
+        self.warmup = warmup
+        self.jobs = jobs
+        self.done = env.event()
+        self.counts = [0] * len(KINDS)
+        self.transfers = 0
+        self.in_system = 0  # jobs at servers, summed over servers
+        self.last = 0.0
+        self.area = 0.0  # time integral of in_system
+        self.window: list[tuple[float, float, list[int]]] = []  # (time, area, counts) at open/close
+        self.finished = 0  # measured jobs that left or were blocked
+        self.blocked = 0
+        self.sum_response = 0.0
+        self.sum_wait = 0.0
+        self.waited = 0
+        self.responses = QuantileSketch()
+
+    # -- called by the arrival source ------------------------------------------------
+    def arrived(self, job_id: int) -> bool:
+        """Note an arrival; return whether the job is measured."""
+        if job_id == self.warmup or job_id == self.warmup + self.jobs:
+            self._mark()
+        return self.warmup <= job_id < self.warmup + self.jobs
+
+    def exhausted(self) -> None:
+        """The arrival stream ended (a finite trace): close the window now."""
+        if len(self.window) == 1:
+            self._mark()
+
+    def _mark(self) -> None:
+        now = self.env.now
+        self.area += self.in_system * (now - self.last)
+        self.last = now
+        self.window.append((now, self.area, list(self.counts)))
+        self._check_done()
+
+    # -- called by the servers -------------------------------------------------------
+    def enter(self, now: float) -> None:
+        self.area += self.in_system * (now - self.last)
+        self.last = now
+        self.in_system += 1
+
+    def leave(self, job: Any, now: float) -> None:
+        self.area += self.in_system * (now - self.last)
+        self.last = now
+        self.in_system -= 1
+        if job.measured:
+            response = now - job.arrival
+            wait = job.start - job.at_server
+            self.sum_response += response
+            self.sum_wait += wait
+            if wait > 0.0:
+                self.waited += 1
+            self.responses.add(response)
+            self.finished += 1
+            if self.finished == self.jobs:
+                self._check_done()
+
+    def block(self, job: Any) -> None:
+        if job.measured:
+            self.blocked += 1
+            self.finished += 1
+            if self.finished == self.jobs:
+                self._check_done()
+
+    def _check_done(self) -> None:
+        if self.finished == self.jobs and len(self.window) == 2 and not self.done.triggered:
+            self.done.succeed()
+
+    # -- results ---------------------------------------------------------------------
+    def metrics(self) -> dict[str, float]:
+        """The metric columns of `CONTRACT.md` for this replication."""
+        (t0, area0, counts0), (t1, area1, counts1) = self.window
+        span = t1 - t0
+        served = self.finished - self.blocked
+        messages = [b - a for a, b in zip(counts0, counts1)]
+        per_job = {f"messages_per_job_{kind}": n / self.jobs for kind, n in zip(KINDS, messages)}
+        nan = math.nan
+        return {
+            "jobs": self.jobs,
+            "mean_response": self.sum_response / served if served else nan,
+            "mean_wait": self.sum_wait / served if served else nan,
+            "p50_response": self.responses.quantile(0.50),
+            "p90_response": self.responses.quantile(0.90),
+            "p99_response": self.responses.quantile(0.99),
+            "prob_wait": self.waited / served if served else nan,
+            "mean_queue_length": (area1 - area0) / span / self.servers if span > 0 else nan,
+            "messages_per_job": sum(messages) / self.jobs,
+            **per_job,
+            "messages_per_server_time": sum(messages) / (self.servers * span) if span > 0 else nan,
+            "blocked_fraction": self.blocked / self.jobs,
+            "sim_time": span,
+        }

@@ -1,0 +1,31 @@
+"""The results folder: runs.csv, summary.csv and the resolved scenario.yaml."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def write_results(out: Path, results: Any) -> None:
+    """Write the three files of `CONTRACT.md` into ``out`` (created if needed)."""
+    from . import __version__
+
+    out.mkdir(parents=True, exist_ok=True)
+    results.runs.to_csv(out / "runs.csv", index=False)
+    results.summary.to_csv(out / "summary.csv", index=False)
+    resolved = {"version": __version__, **results.scenario.to_dict()}
+    (out / "scenario.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+
+
+def read_summary(folder: str | Path) -> Any:
+    """The summary of a results folder; `ScenarioError` if it is not one."""
+    import pandas as pd
+
+    from .errors import ScenarioError
+
+    path = Path(folder) / "summary.csv"
+    if not path.is_file():
+        raise ScenarioError(f"DIR: expected a results folder with summary.csv, got '{folder}'")
+    return pd.read_csv(path)

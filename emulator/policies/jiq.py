@@ -1,0 +1,116 @@
+"""Join the idle queue."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from ..messages import Kind
+from .base import IdList, Policy, PolicyConfig, shortest
+
+
+class JIQConfig(PolicyConfig):
+    name: Literal["jiq"] = "jiq"
+    d: int | None = Field(
+        None, ge=1,
+        description="several dispatchers: an idle server queries d of them and joins the "
+                    "shortest I-queue (JIQ-SQ(d)); default: a uniformly random one (JIQ-Random)")
+    memory: int | None = Field(
+        None, ge=0, description="at most this many ids in a dispatcher's I-queue; default unbounded")
+
+
+class JIQPolicy(Policy):
+    """Idle servers send a token; jobs go to a server from the I-queue, else at random.
+
+    Server side: every time a server becomes idle it sends one ``idle`` message
+    to one dispatcher (at time 0 every server is idle and sends one). With
+    several dispatchers the token goes to a uniformly random one (JIQ-Random),
+    or, with ``d``, to the one with the shortest I-queue among d sampled (the
+    server's d queries and replies are counted too).
+
+    Dispatcher side: an I-queue of server ids (an id is kept once). A job goes to
+    an id taken uniformly at random from the I-queue, which removes it; if the
+    I-queue is empty, to a uniformly random server. An entry can be stale: its
+    server may have received a job from elsewhere since. With ``memory`` A, a
+    token that finds A ids stored is dropped.
+
+    At most one message per job with one dispatcher (plus N at start). With
+    unbounded memory, N -> infinity and exp(1) service, mean response -> 1 and
+    idle messages per job -> 1; with memory A, (1-λ)^(-1/(A+1)) and (1-λ)^(1/(A+1)).
+
+    References
+    ----------
+    .. [1] Y. Lu, Q. Xie, G. Kliot, A. Geller, J. R. Larus, A. Greenberg,
+       "Join-Idle-Queue: A novel load balancing algorithm for dynamically
+       scalable web services", Performance Evaluation 68(11) (2011).
+    .. [2] D. Gamarnik, J. N. Tsitsiklis, M. Zubeldia, "Delay, memory, and
+       messaging tradeoffs in distributed service systems", SIGMETRICS (2016).
+    """
+
+    name = "jiq"
+    Config = JIQConfig
+    messages = "1 idle per idle period (at most 1 per job with one dispatcher); JIQ-SQ(d): + 2d"
+
+    @classmethod
+    def label(cls, params: dict) -> str:
+        label = "JIQ" if params["d"] is None else f"JIQ-SQ({params['d']})"
+        return label if params["memory"] is None else f"{label}(A={params['memory']})"
+
+    @classmethod
+    def check(cls, params: dict, servers: int, dispatchers: int) -> dict[str, str]:
+        d = params["d"]
+        if d is not None and d > dispatchers:
+            return {"d": f"expected at most system.dispatchers={dispatchers} I-queues to sample, got {d}"}
+        return {}
+
+    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(model, params)
+        self.d = params["d"]
+        self.memory = params["memory"]
+        for dispatcher in model.dispatchers:
+            dispatcher.state = IdList()
+        for server in model.servers:
+            server.on_depart = self._departed
+        for server in model.servers:
+            self._send_token(server)
+
+    # -- server side -----------------------------------------------------------------
+    def _departed(self, server) -> None:  # type: ignore[no-untyped-def]
+        if server.length == 0:
+            self._send_token(server)
+
+    def _send_token(self, server) -> None:  # type: ignore[no-untyped-def]
+        dispatchers = self.model.dispatchers
+        channel = self.model.channel
+        if len(dispatchers) == 1:
+            channel.send(Kind.IDLE, self._token, dispatchers[0], server.id)
+            return
+        uniforms = self.model.uniforms
+        if self.d is None:
+            target = dispatchers[uniforms.randrange(len(dispatchers))]
+            channel.send(Kind.IDLE, self._token, target, server.id)
+            return
+        sampled = [dispatchers[i] for i in uniforms.sample(len(dispatchers), self.d)]
+        channel.ask(sampled, _iqueue_length, lambda lengths: channel.send(
+            Kind.IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
+
+    # -- dispatcher side -------------------------------------------------------------
+    def _token(self, dispatcher, sid: int) -> None:  # type: ignore[no-untyped-def]
+        iqueue = dispatcher.state
+        if self.memory is None or len(iqueue) < self.memory:
+            iqueue.add(sid)
+
+    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+        iqueue = dispatcher.state
+        servers = dispatcher.servers
+        uniforms = self.model.uniforms
+        if iqueue:
+            job.via_list = True
+            dispatcher.send(job, servers[iqueue.take_random(uniforms.random)])
+        else:
+            dispatcher.send(job, servers[uniforms.randrange(len(servers))])
+
+
+def _iqueue_length(dispatcher) -> int:  # type: ignore[no-untyped-def]
+    return len(dispatcher.state)

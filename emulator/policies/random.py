@@ -1,0 +1,36 @@
+"""Random routing."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from .base import Policy, PolicyConfig
+
+
+class RandomConfig(PolicyConfig):
+    name: Literal["random"] = "random"
+
+
+class RandomPolicy(Policy):
+    """Send each job to a server chosen uniformly at random; no messages.
+
+    With Poisson arrivals every server is then an independent M/G/1 queue
+    (Poisson splitting), the baseline that all other policies improve on.
+
+    References
+    ----------
+    .. [1] M. Mitzenmacher, "On the Analysis of Randomized Load Balancing
+       Schemes", Theory of Computing Systems 32 (1999); SPAA 1997 (d = 1).
+    """
+
+    name = "random"
+    Config = RandomConfig
+    messages = "0 per job"
+
+    @classmethod
+    def label(cls, params: dict) -> str:
+        return "Random"
+
+    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+        servers = dispatcher.servers
+        dispatcher.send(job, servers[self.model.uniforms.randrange(len(servers))])

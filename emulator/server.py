@@ -1,0 +1,131 @@
+"""Servers: a FIFO single server (one SimPy process each) and an infinite-server pool.
+
+A server knows nothing of policies. A policy's server side attaches two hooks:
+``on_arrive(server, job)`` after every job that reaches the server (accepted or
+blocked, ``job.blocked`` tells) and ``on_depart(server)`` after every departure;
+``length`` is already updated when they run.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import simpy
+from simpy.events import Timeout
+
+from .job import Job
+from .metrics import Recorder
+
+
+class Server:
+    """Common state: identity, speed, capacity, length and the policy hooks."""
+
+    discipline = ""
+
+    def __init__(self, env: simpy.Environment, id: int, speed: float, capacity: int | None,
+                 recorder: Recorder) -> None:
+        self.env = env
+        self.id = id
+        self.speed = speed
+        self.inv_speed = 1.0 / speed
+        self.capacity = capacity
+        self.recorder = recorder
+        self.length = 0  # jobs here: in service plus waiting
+        self.on_arrive: Callable[[Server, Job], None] | None = None
+        self.on_depart: Callable[[Server], None] | None = None
+
+    def accept(self, job: Job) -> None:
+        raise NotImplementedError
+
+    def _block(self, job: Job) -> None:
+        job.blocked = True
+        self.recorder.block(job)
+        if self.on_arrive is not None:
+            self.on_arrive(self, job)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.id}, length={self.length})"
+
+
+class FifoServer(Server):
+    """One server, first come first served; its SimPy process serves the queue.
+
+    With a ``capacity``, a job that finds ``capacity`` jobs (in service plus
+    waiting) is blocked.
+    """
+
+    discipline = "fifo"
+
+    def __init__(self, env: simpy.Environment, id: int, speed: float, capacity: int | None,
+                 recorder: Recorder) -> None:
+        super().__init__(env, id, speed, capacity, recorder)
+        self.queue: deque[Job] = deque()
+        self._wake: simpy.Event | None = None
+        self.process = env.process(self._serve())
+
+    def accept(self, job: Job) -> None:
+        if self.capacity is not None and self.length >= self.capacity:
+            self._block(job)
+            return
+        now = self.env.now
+        job.at_server = now
+        job.server = self.id
+        self.queue.append(job)
+        self.length += 1
+        self.recorder.enter(now)
+        if self._wake is not None:
+            wake, self._wake = self._wake, None
+            wake.succeed()
+        if self.on_arrive is not None:
+            self.on_arrive(self, job)
+
+    def _serve(self):  # type: ignore[no-untyped-def]
+        env, queue, recorder = self.env, self.queue, self.recorder
+        while True:
+            if not queue:
+                self._wake = env.event()
+                yield self._wake
+            job = queue[0]
+            job.start = env.now
+            yield Timeout(env, job.size * self.inv_speed)
+            queue.popleft()
+            self.length -= 1
+            recorder.leave(job, env.now)
+            if self.on_depart is not None:
+                self.on_depart(self)
+
+
+class PoolServer(Server):
+    """A server pool: every task is served at once at the pool's speed (infinite-server).
+
+    With a ``capacity`` B, a task that finds B tasks is discarded (blocked), as in
+    Mukherjee et al. Completions are timeout callbacks rather than one process per
+    task: a task never waits, so a process would only add an event per task.
+    """
+
+    discipline = "pool"
+
+    def accept(self, job: Job) -> None:
+        if self.capacity is not None and self.length >= self.capacity:
+            self._block(job)
+            return
+        now = self.env.now
+        job.at_server = job.start = now
+        job.server = self.id
+        self.length += 1
+        self.recorder.enter(now)
+        Timeout(self.env, job.size * self.inv_speed).callbacks.append(
+            lambda _event: self._complete(job))
+        if self.on_arrive is not None:
+            self.on_arrive(self, job)
+
+    def _complete(self, job: Job) -> None:
+        self.length -= 1
+        self.recorder.leave(job, self.env.now)
+        if self.on_depart is not None:
+            self.on_depart(self)
+
+
+SERVERS: dict[str, type[Server]] = {"fifo": FifoServer, "pool": PoolServer}
