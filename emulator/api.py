@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import Scenario
-from .runner import Task, execute, run_task, tasks
+from .runner import Task, execute, make_task, run_task
 
 
 def _law(value: Any) -> Any:
@@ -55,11 +56,15 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
 
 @dataclass
 class Results:
-    """What `run` returns: ``runs`` (one row per replication) and ``summary`` (mean and CI)."""
+    """What `run` returns: ``runs`` (one row per replication) and ``summary`` (mean and CI).
+
+    ``errors`` lists the tasks that raised, as ``(task description, error)``.
+    """
 
     runs: Any
     summary: Any
     scenario: Scenario
+    errors: list[tuple[str, str]] = field(default_factory=list)
 
     def table(self, **options: Any) -> str:
         """The comparison table (see `analysis.tables.comparison_table`)."""
@@ -69,7 +74,7 @@ class Results:
 
 
 def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor: Any = None,
-        out: str | Path | None = None, progress: bool = False) -> Results:
+        out: str | Path | None = None, progress: bool = False, force: bool = False) -> Results:
     """Run every (sweep point, policy, replication) of a scenario.
 
     Parameters
@@ -80,9 +85,21 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
     executor : concurrent.futures.Executor, optional
         Where to run tasks instead, e.g. ``distributed.Client(...).get_executor()``.
     out : path, optional
-        Write ``runs.csv``, ``summary.csv`` and ``scenario.yaml`` there.
+        Results folder. Each finished task is committed at once to a store there, so
+        an interrupted run resumes where it stopped; ``runs.csv``, ``summary.csv``
+        and ``scenario.yaml`` are written at the end.
     progress : bool
-        Show a progress bar over tasks.
+        Show progress bars (tasks, and jobs of long single runs).
+    force : bool
+        Discard stored results of a different scenario in ``out`` instead of refusing.
+
+    Examples
+    --------
+    >>> s = Scenario.from_dict({"replications": 2, "run": {"jobs": 1000, "warmup_jobs": 100},
+    ...                         "policies": [{"name": "random"}, {"name": "jsq"}], "compare_to": "Random"})
+    >>> results = run(s, workers=1)
+    >>> list(results.summary["policy"]), list(results.summary["replications"])
+    (['Random', 'JSQ'], [2, 2])
     """
     import pandas as pd
 
@@ -91,20 +108,117 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
 
     if not isinstance(scenario, Scenario):
         scenario = load_scenario(scenario)
-    todo = tasks(scenario)
-    order = {task.key: i for i, task in enumerate(todo)}
-    rows: list[tuple[int, dict[str, Any]]] = []
-    finished = execute(todo, workers=workers, executor=executor)
-    if progress:
-        from tqdm import tqdm
+    points = scenario.points()
+    store = None
+    if out is not None:
+        from .output import write_scenario
+        from .store import Store
 
-        finished = tqdm(finished, total=len(todo), desc=scenario.name, unit="task")
-    for task, row in finished:
-        rows.append((order[task.key], row))
-    runs = pd.DataFrame([row for _, row in sorted(rows, key=lambda item: item[0])])
-    results = Results(runs, summarize(runs), scenario)
+        store = Store(Path(out), scenario.to_dict(), force=force)
+        write_scenario(Path(out), scenario)
+    rows: dict[tuple[int, str, int], dict[str, Any]] = store.finished() if store is not None else {}
+    errors: list[tuple[str, str]] = []
+    wanted = {(point.index, policy.label): scenario.replications
+              for point in points for policy in point.policies}
+    bars = _Bars(progress, scenario.name)
+    try:
+        while True:
+            todo = [make_task(scenario, point, policy, rep) for point in points for policy in point.policies
+                    for rep in range(wanted[point.index, policy.label])
+                    if (point.index, policy.label, rep) not in rows]
+            bars.start(len(todo))
+            for task, row, error in execute(todo, workers=workers, executor=executor,
+                                            progress=bars.jobs(todo)):
+                if store is not None:
+                    store.put(task.key, row, error)
+                if row is None:
+                    errors.append((task.describe(), error or ""))
+                else:
+                    rows[task.key] = row
+                bars.advance()
+            if scenario.precision is None or errors or not _more_replications(scenario, rows, wanted):
+                break
+    finally:
+        bars.close()
+        if store is not None:
+            store.close()
+    order = [(point.index, policy.label, rep) for point in points for policy in point.policies
+             for rep in range(wanted[point.index, policy.label])]
+    runs = pd.DataFrame([rows[key] for key in order if key in rows])
+    results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors)
     if out is not None:
         from .output import write_results
 
         write_results(Path(out), results)
     return results
+
+
+def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict[str, Any]],
+                       wanted: dict[tuple[int, str], int]) -> bool:
+    """Raise ``wanted`` where the precision target is not met yet; return whether any grew.
+
+    The next count extrapolates the half-width as 1/sqrt(n), so most groups need
+    one more round. It depends only on the results, so it is the same however
+    the tasks ran.
+    """
+    from .results import _mean_ci
+
+    target = scenario.precision
+    assert target is not None
+    grew = False
+    for (point, label), n in wanted.items():
+        values = [rows[point, label, rep][target.metric] for rep in range(n) if (point, label, rep) in rows]
+        mean, half = _mean_ci(values)
+        goal = target.relative_halfwidth * abs(mean)
+        if n >= target.max_replications or not half > goal:
+            continue
+        needed = math.ceil(n * (half / goal) ** 2) if goal > 0 else target.max_replications
+        wanted[point, label] = min(target.max_replications, max(n + 1, needed))
+        grew = True
+    return grew
+
+
+class _Bars:
+    """tqdm bars: tasks (with ETA), and jobs within a task when one long task runs here."""
+
+    def __init__(self, enabled: bool, name: str) -> None:
+        self.enabled = enabled
+        self.name = name
+        self.tasks: Any = None
+        self.inner: Any = None
+
+    def start(self, total: int) -> None:
+        if not self.enabled or total == 0:
+            return
+        from tqdm import tqdm
+
+        if self.tasks is None:
+            self.tasks = tqdm(total=total, desc=self.name, unit="task")
+        else:  # a precision round: more tasks
+            self.tasks.total += total
+            self.tasks.refresh()
+
+    def advance(self) -> None:
+        if self.tasks is not None:
+            self.tasks.update(1)
+
+    def jobs(self, todo: list[Any]) -> Any:
+        if not self.enabled or not todo:
+            return None
+        from tqdm import tqdm
+
+        total = todo[0].point.scenario.run.jobs
+
+        def update(finished: int) -> None:
+            if self.inner is None or finished < self.inner.n:
+                if self.inner is not None:
+                    self.inner.close()
+                self.inner = tqdm(total=total, desc="jobs", unit="job", leave=False)
+            self.inner.update(finished - self.inner.n)
+
+        return update
+
+    def close(self) -> None:
+        for bar in (self.inner, self.tasks):
+            if bar is not None:
+                bar.close()

@@ -39,7 +39,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="override the root seed")
     run.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                      help="override a dotted key, e.g. --set workload.load=0.8 (repeatable)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--quiet", action="store_true", help="no progress bars")
+    run.add_argument("--force", action="store_true",
+                     help="discard stored results of a different scenario in the results folder")
 
     validate = commands.add_parser("validate", help="check a scenario and print the expanded runs")
     validate.add_argument("scenario")
@@ -97,9 +99,22 @@ def _run(args: argparse.Namespace) -> int:
         except ImportError:
             raise ScenarioError("--dask: needs the dask extra (pip install 'lbemu[dask]')") from None
         executor = Client(args.dask).get_executor()
-    results = run(scenario, workers=args.workers, executor=executor, out=out, progress=not args.quiet)
-    print(results.table())
-    print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml")
+    try:
+        results = run(scenario, workers=args.workers, executor=executor, out=out,
+                      progress=not args.quiet, force=args.force)
+    except KeyboardInterrupt:
+        print(f"lbemu: interrupted; finished tasks are stored in {out}: run the same command to resume",
+              file=sys.stderr)
+        return 130
+    if not results.runs.empty:
+        print(results.table())
+        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml")
+    if results.errors:
+        print(f"lbemu: {len(results.errors)} task(s) failed (the others finished and are stored; "
+              "a rerun retries only these):", file=sys.stderr)
+        for task, error in results.errors:
+            print(f"  {task}: {error}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -145,6 +145,24 @@ class RunConfig(Strict):
     warmup_jobs: int = Field(5_000, ge=0, description="jobs discarded before measuring")
 
 
+class PrecisionConfig(Strict):
+    """Add replications until every (point, policy) meets a relative CI half-width."""
+
+    metric: str = Field("mean_response", description="a metric column of runs.csv")
+    relative_halfwidth: float = Field(0.01, gt=0, allow_inf_nan=False,
+                                      description="target 95% CI half-width / |mean|")
+    max_replications: int = Field(50, ge=2, description="stop adding replications here")
+
+    @field_validator("metric")
+    @classmethod
+    def _metric(cls, value: str) -> str:
+        from .metrics import METRICS
+
+        if value not in METRICS:
+            raise ValueError(f"expected a metric column ({', '.join(METRICS)}), got {value!r}")
+        return value
+
+
 PolicyEntry = Annotated[
     Union[tuple(cls.Config for cls in REGISTRY.values())],  # type: ignore[valid-type]
     Field(discriminator="name"),
@@ -178,6 +196,9 @@ class Scenario(Strict):
     zip: tuple[dict[str, tuple[Any, ...]], ...] = Field(
         (), description="groups of dotted keys whose values move together")
     allow_unstable: bool = Field(False, description="allow load >= 1 on FIFO queues without capacity")
+    compare_to: str | None = Field(
+        None, description="policy label: add paired differences against it (same jobs) to the summary")
+    precision: PrecisionConfig | None = Field(None, description="add replications until a CI target is met")
 
     @field_validator("sweep")
     @classmethod
@@ -360,6 +381,9 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         if labels.count(label) > 1:
             raise ScenarioError(f"policies: expected distinct labels, '{label}' appears {labels.count(label)} times "
                                 "(set label: on one of them)")
+    if scenario.compare_to is not None and scenario.compare_to not in labels:
+        raise ScenarioError(f"compare_to: expected one of the policy labels ({', '.join(labels)}), "
+                            f"got {scenario.compare_to!r}")
     return Point(index, values, scenario, float(load), rate, tuple(policies))
 
 

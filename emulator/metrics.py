@@ -16,6 +16,14 @@ import simpy
 
 from .messages import KINDS
 
+METRICS: tuple[str, ...] = (
+    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "prob_wait", "mean_queue_length", "messages_per_job",
+    *(f"messages_per_job_{kind}" for kind in KINDS),
+    "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds",
+)
+"""The metric columns of runs.csv and summary.csv, in order."""
+
 
 class QuantileSketch:
     """Quantiles from a log-spaced histogram: fixed memory, relative error below 0.5%.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import simpy
@@ -30,12 +30,24 @@ class Model:
     servers: list[Server]
     dispatchers: list[Dispatcher]
     uniforms: Uniforms  # the policy stream
+    rate: float  # arrival rate
     policy: Policy | None = None
 
-    def run(self) -> dict[str, float]:
-        """Run until every measured job has left; return the metrics."""
-        self.env.run(until=self.recorder.done)
-        return self.recorder.metrics()
+    def run(self, progress: Callable[[int], None] | None = None) -> dict[str, float]:
+        """Run until every measured job has left; return the metrics.
+
+        ``progress``, if given, is called with the measured jobs finished so far,
+        about every 5,000 arrivals' worth of simulated time.
+        """
+        recorder, env = self.recorder, self.env
+        if progress is None:
+            env.run(until=recorder.done)
+        else:
+            step = 5_000 / self.rate
+            while not recorder.done.triggered:
+                env.run(until=env.now + step)
+                progress(recorder.finished)
+        return recorder.metrics()
 
 
 def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
@@ -51,7 +63,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     server_class = SERVERS[system.discipline]
     servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
-    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")))
+    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")),
+                  point.rate)
     model.policy = REGISTRY[policy.name](model, policy.params)
     for dispatcher in dispatchers:
         dispatcher.policy = model.policy

@@ -8,15 +8,20 @@ from typing import Any
 import yaml
 
 
-def write_results(out: Path, results: Any) -> None:
-    """Write the three files of `CONTRACT.md` into ``out`` (created if needed)."""
+def write_scenario(out: Path, scenario: Any) -> None:
+    """The resolved scenario, with the package version, as ``scenario.yaml``."""
     from . import __version__
 
     out.mkdir(parents=True, exist_ok=True)
+    resolved = {"version": __version__, **scenario.to_dict()}
+    (out / "scenario.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+
+
+def write_results(out: Path, results: Any) -> None:
+    """Write the three files of `CONTRACT.md` into ``out`` (created if needed)."""
+    write_scenario(out, results.scenario)
     results.runs.to_csv(out / "runs.csv", index=False)
     results.summary.to_csv(out / "summary.csv", index=False)
-    resolved = {"version": __version__, **results.scenario.to_dict()}
-    (out / "scenario.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
 
 
 def read_summary(folder: str | Path) -> Any:

@@ -6,14 +6,7 @@ import math
 from typing import Any
 
 from .config import Point, ResolvedPolicy
-from .messages import KINDS
-
-METRICS: tuple[str, ...] = (
-    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
-    "prob_wait", "mean_queue_length", "messages_per_job",
-    *(f"messages_per_job_{kind}" for kind in KINDS),
-    "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds",
-)
+from .metrics import METRICS
 
 
 def identity(point: Point, policy: ResolvedPolicy) -> dict[str, Any]:
@@ -39,25 +32,53 @@ def identity(point: Point, policy: ResolvedPolicy) -> dict[str, Any]:
     return row
 
 
-def summarize(runs: Any) -> Any:
-    """Average every metric over replications, with ``<metric>_ci95`` (Student t) per (point, policy)."""
+DIFF_METRICS = ("mean_response", "p99_response", "messages_per_job")
+"""Metrics that get paired differences against the ``compare_to`` policy."""
+
+
+def _mean_ci(values: Any) -> tuple[float, float]:
+    """Mean and 95% Student-t half-width (NaN for fewer than two values)."""
     import numpy as np
-    import pandas as pd
     from scipy import stats
+
+    values = np.asarray(values, dtype=float)
+    n = len(values)
+    if n < 2:
+        return float(np.mean(values)) if n else math.nan, math.nan
+    half = stats.t.ppf(0.975, n - 1) * np.std(values, ddof=1) / math.sqrt(n)
+    return float(np.mean(values)), float(half)
+
+
+def summarize(runs: Any, compare_to: str | None = None, precision: Any = None) -> Any:
+    """One row per (point, policy): every metric's mean over replications and ``<metric>_ci95``.
+
+    With ``compare_to`` (a policy label), adds ``<metric>_diff`` and
+    ``<metric>_diff_ci95`` for `DIFF_METRICS`: the mean and CI of the per-replication
+    difference against that policy at the same point. Replication r of every
+    policy sees the same jobs, so the pairs share their noise and the paired CI
+    is much tighter than the difference of two independent CIs. With
+    ``precision`` (a `PrecisionConfig`), adds ``precision_met``.
+    """
+    import pandas as pd
 
     if runs.empty:
         return runs
     metrics = [m for m in METRICS if m in runs.columns]
     keys = [c for c in runs.columns if c not in metrics and c not in ("replication", "seed")]
     rows = []
-    for _, group in runs.groupby(["point", "policy"], sort=False):
+    for (point, _), group in runs.groupby(["point", "policy"], sort=False):
         row = {key: group[key].iloc[0] for key in keys}
-        n = len(group)
-        t = stats.t.ppf(0.975, n - 1) if n > 1 else math.nan
         for metric in metrics:
-            values = group[metric].to_numpy(dtype=float)
-            row[metric] = float(np.mean(values))
-            row[f"{metric}_ci95"] = float(t * np.std(values, ddof=1) / math.sqrt(n)) if n > 1 else math.nan
-        row["replications"] = n
+            row[metric], row[f"{metric}_ci95"] = _mean_ci(group[metric])
+        row["replications"] = len(group)
+        if compare_to is not None:
+            base = runs[(runs["point"] == point) & (runs["policy"] == compare_to)]
+            paired = group.merge(base, on="replication", suffixes=("", "_base"))
+            for metric in DIFF_METRICS:
+                row[f"{metric}_diff"], row[f"{metric}_diff_ci95"] = _mean_ci(
+                    paired[metric] - paired[f"{metric}_base"])
+        if precision is not None:
+            mean, half = row[precision.metric], row[f"{precision.metric}_ci95"]
+            row["precision_met"] = bool(half <= precision.relative_halfwidth * abs(mean))
         rows.append(row)
     return pd.DataFrame(rows)

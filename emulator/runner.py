@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor
+import traceback
+from collections.abc import Iterator
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from .streams import replication_seed
 
 @dataclass(frozen=True)
 class Task:
-    """One (sweep point, policy, replication): a pure function of its fields."""
+    """One (sweep point, policy, replication): its result is a pure function of these fields."""
 
     point: Point
     policy: ResolvedPolicy
@@ -26,21 +27,26 @@ class Task:
     def key(self) -> tuple[int, str, int]:
         return (self.point.index, self.policy.label, self.replication)
 
-
-def tasks(scenario: Scenario, replications: Iterable[int] | None = None) -> list[Task]:
-    """Every task of a scenario, in a fixed order."""
-    reps = list(range(scenario.replications)) if replications is None else list(replications)
-    return [Task(point, policy, rep, replication_seed(scenario.seed, rep))
-            for point in scenario.points() for policy in point.policies for rep in reps]
+    def describe(self) -> str:
+        return f"point {self.point.index} ({self.point.describe()}), {self.policy.label}, " \
+               f"replication {self.replication}"
 
 
-def run_task(task: Task) -> dict[str, Any]:
-    """Simulate one task; return its row of ``runs.csv``."""
+def make_task(scenario: Scenario, point: Point, policy: ResolvedPolicy, replication: int) -> Task:
+    return Task(point, policy, replication, replication_seed(scenario.seed, replication))
+
+
+def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
+    """Simulate one task; return its row of ``runs.csv``.
+
+    ``progress``, if given, is called with the number of measured jobs finished
+    so far, every few thousand jobs (for a progress bar on long single runs).
+    """
     from .model import build_model
     from .results import identity
 
     started = time.perf_counter()
-    metrics = build_model(task.point, task.policy, task.seed).run()
+    metrics = build_model(task.point, task.policy, task.seed).run(progress)
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
     row.update(metrics)
@@ -48,31 +54,43 @@ def run_task(task: Task) -> dict[str, Any]:
     return row
 
 
+def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, str | None]:
+    """`run_task`, with an exception turned into its one-line description."""
+    try:
+        return run_task(task, progress), None
+    except Exception as exc:  # a failing task must not stop the others
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        return None, f"{type(exc).__name__}: {exc} (at {os.path.basename(where.filename)}:{where.lineno})"
+
+
 def default_workers() -> int:
+    """All cores this process may use."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
 
 
-def execute(todo: list[Task], workers: int | None = None, executor: Executor | None = None,
-            on_done: Callable[[Task, dict[str, Any]], None] | None = None) -> Iterator[tuple[Task, dict[str, Any]]]:
-    """Run tasks and yield ``(task, row)`` as they finish (in completion order).
+Outcome = tuple[Task, dict[str, Any] | None, str | None]
 
-    With ``executor`` (e.g. a Dask client's ``get_executor()``) tasks go there;
-    else ``workers`` local processes (default: all cores), or this process for 1.
-    Each row depends only on its task, so the results are the same whatever runs them.
+
+def execute(todo: list[Task], workers: int | None = None, executor: Executor | None = None,
+            progress: Any = None) -> Iterator[Outcome]:
+    """Run tasks; yield ``(task, row, error)`` as each finishes (row None if it raised).
+
+    With ``executor`` (e.g. a Dask client's ``get_executor()``) the tasks go there;
+    else to ``workers`` local processes (default: all cores), or run here when
+    ``workers`` is 1 (then ``progress`` gets per-job updates of each task). Each
+    row depends only on its task, so the results do not depend on who runs them.
     """
     workers = default_workers() if workers is None else workers
     if executor is None and (workers <= 1 or len(todo) <= 1):
         for task in todo:
-            yield task, run_task(task)
+            yield (task, *_guarded(task, progress))
         return
     own = executor is None
     pool = executor or ProcessPoolExecutor(max_workers=min(workers, len(todo)))
     try:
-        futures = {pool.submit(run_task, task): task for task in todo}
-        from concurrent.futures import as_completed
-
+        futures = {pool.submit(_guarded, task): task for task in todo}
         for future in as_completed(futures):
-            yield futures[future], future.result()
+            yield (futures[future], *future.result())
     finally:
         if own:
-            pool.shutdown(cancel_futures=True)
+            pool.shutdown(wait=True, cancel_futures=True)

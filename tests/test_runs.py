@@ -1,0 +1,166 @@
+"""Sweeps, paired comparisons, precision targets, parallel and Dask runs, the resumable store."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import emulator
+from emulator import Scenario, ScenarioError
+
+SMALL = {
+    "name": "small",
+    "seed": 11,
+    "replications": 3,
+    "run": {"jobs": 3000, "warmup_jobs": 300},
+    "system": {"servers": 8},
+    "policies": [{"name": "random"}, {"name": "sqd", "d": 2}, {"name": "jsq"}],
+    "sweep": {"workload.load": [0.5, 0.8]},
+}
+
+
+def _runs(folder: Path) -> pd.DataFrame:
+    return pd.read_csv(folder / "runs.csv").drop(columns="wall_seconds")
+
+
+def test_zip_moves_keys_together_and_expressions_resolve() -> None:
+    scenario = Scenario.from_dict({
+        "policies": [{"name": "sqd", "d": 2}, {"name": "sqd", "d": "ceil(sqrt(N) * log(N))", "label": "JSQ(d(N))"}],
+        "zip": [{"system.servers": [100, 1000], "policies.0.d": [3, 4]}],
+        "sweep": {"workload.load": ["1 - N**-0.5"]},
+    })
+    points = scenario.points()
+    assert [(p.servers, p.policies[0].d, p.policies[1].d) for p in points] == [
+        (100, 3, 47), (1000, 4, 219)]  # ceil(10 * 4.605) = 47, ceil(31.62 * 6.908) = 219
+    assert [p.load for p in points] == pytest.approx([0.9, 1 - 1000**-0.5])
+
+
+def test_swept_keys_become_columns() -> None:
+    results = emulator.run(Scenario.from_dict({**SMALL, "replications": 2}), workers=1)
+    assert "workload.load" in results.runs.columns and "workload.load" in results.summary.columns
+    assert sorted(results.summary["workload.load"].unique()) == [0.5, 0.8]
+    assert len(results.runs) == 2 * 3 * 2
+
+
+def test_workers_give_identical_runs(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict(SMALL)
+    emulator.run(scenario, workers=1, out=tmp_path / "one")
+    emulator.run(scenario, workers=2, out=tmp_path / "two")
+    pd.testing.assert_frame_equal(_runs(tmp_path / "one"), _runs(tmp_path / "two"))
+
+
+def test_dask_local_cluster_gives_identical_runs(tmp_path: Path) -> None:
+    distributed = pytest.importorskip("distributed")
+    scenario = Scenario.from_dict({**SMALL, "replications": 2})
+    emulator.run(scenario, workers=1, out=tmp_path / "local")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  dashboard_address=None) as cluster, distributed.Client(cluster) as client:
+        emulator.run(scenario, executor=client.get_executor(), out=tmp_path / "dask")
+    pd.testing.assert_frame_equal(_runs(tmp_path / "local"), _runs(tmp_path / "dask"))
+
+
+def test_paired_differences_are_tighter_than_unpaired() -> None:
+    scenario = Scenario.from_dict({**SMALL, "replications": 6, "compare_to": "Random",
+                                   "sweep": {"workload.load": [0.8]}})
+    summary = emulator.run(scenario, workers=1).summary.set_index("policy")
+    base = summary.loc["Random"]
+    assert base["mean_response_diff"] == 0.0  # a policy against itself
+    for label in ("SQ(2)", "JSQ"):
+        row = summary.loc[label]
+        # The paired mean difference is exactly the difference of the means.
+        assert row["mean_response_diff"] == pytest.approx(row["mean_response"] - base["mean_response"])
+        # Same jobs for both policies: the noise cancels in the pairs, so the paired CI is
+        # narrower than the independent-samples bound sqrt(ci_a^2 + ci_b^2).
+        unpaired = (row["mean_response_ci95"] ** 2 + base["mean_response_ci95"] ** 2) ** 0.5
+        assert row["mean_response_diff_ci95"] < unpaired
+        assert row["messages_per_job_diff"] == pytest.approx(row["messages_per_job"])
+
+
+def test_precision_target_adds_replications_until_met() -> None:
+    scenario = Scenario.from_dict({
+        **SMALL, "replications": 2, "sweep": {}, "policies": [{"name": "sqd", "d": 2}],
+        "precision": {"metric": "mean_response", "relative_halfwidth": 0.03, "max_replications": 12}})
+    summary = emulator.run(scenario, workers=1).summary
+    row = summary.iloc[0]
+    met = row["mean_response_ci95"] <= 0.03 * row["mean_response"]
+    assert bool(row["precision_met"]) == met
+    assert row["replications"] > 2 and (met or row["replications"] == 12)
+
+
+def test_changed_scenario_is_refused_unless_forced(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
+    emulator.run(scenario, workers=1, out=tmp_path)
+    changed = scenario.with_overrides({"run.jobs": 2000})
+    with pytest.raises(ScenarioError, match=r"run\.jobs: 3000 -> 2000.*--force"):
+        emulator.run(changed, workers=1, out=tmp_path)
+    assert len(emulator.run(changed, workers=1, out=tmp_path, force=True).runs) == 3
+    # More replications of the same scenario reuse the stored ones.
+    more = emulator.run(changed.with_overrides(replications=2), workers=1, out=tmp_path)
+    assert len(more.runs) == 6
+
+
+def test_failing_task_is_recorded_and_others_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from emulator.policies.jsq import JSQPolicy
+
+    def broken(self, dispatcher, job):  # type: ignore[no-untyped-def]
+        raise RuntimeError("broken on purpose")
+
+    monkeypatch.setattr(JSQPolicy, "dispatch", broken)
+    scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
+    results = emulator.run(scenario, workers=1, out=tmp_path)
+    assert list(results.runs["policy"]) == ["Random", "SQ(2)"]
+    assert len(results.errors) == 1 and "JSQ" in results.errors[0][0]
+    assert "RuntimeError: broken on purpose" in results.errors[0][1]
+    stored = sqlite3.connect(tmp_path / "store.sqlite").execute(
+        "SELECT policy, error FROM tasks WHERE error IS NOT NULL").fetchall()
+    assert stored[0][0] == "JSQ"
+    monkeypatch.undo()  # fixed: the rerun computes only the failed task
+    again = emulator.run(scenario, workers=1, out=tmp_path)
+    assert list(again.runs["policy"]) == ["Random", "SQ(2)", "JSQ"] and not again.errors
+    assert list(again.runs["wall_seconds"][:2]) == list(results.runs["wall_seconds"])
+
+
+def test_kill_9_then_resume_gives_the_uninterrupted_files(tmp_path: Path) -> None:
+    spec = tmp_path / "s.yaml"
+    spec.write_text(
+        "name: resume\nseed: 5\nreplications: 6\nrun: {jobs: 4000, warmup_jobs: 400}\n"
+        "system: {servers: 10}\npolicies: [{name: jsq}, {name: sqd, d: 2}, {name: jiq}]\n"
+        "sweep: {workload.load: [0.6, 0.9]}\n")
+    command = [sys.executable, "-m", "emulator", "run", str(spec), "--workers", "1", "--quiet"]
+    full, killed = tmp_path / "full", tmp_path / "killed"
+    subprocess.run([*command, "--out", str(full)], check=True, capture_output=True)
+
+    process = subprocess.Popen([*command, "--out", str(killed)], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.DEVNULL, start_new_session=True)
+    store = killed / "store.sqlite"
+    deadline = time.monotonic() + 60
+    done = 0
+    while time.monotonic() < deadline and done < 8:
+        time.sleep(0.05)
+        if store.exists():
+            try:
+                done = sqlite3.connect(store).execute("SELECT COUNT(*) FROM tasks").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    before = sqlite3.connect(store).execute("SELECT point, policy, replication, row FROM tasks").fetchall()
+    assert 8 <= len(before) < 36, "the kill should land in the middle of the sweep"
+
+    subprocess.run([*command, "--out", str(killed)], check=True, capture_output=True)
+    pd.testing.assert_frame_equal(_runs(full), _runs(killed))
+    summary_full = pd.read_csv(full / "summary.csv").drop(columns=["wall_seconds", "wall_seconds_ci95"])
+    summary_killed = pd.read_csv(killed / "summary.csv").drop(columns=["wall_seconds", "wall_seconds_ci95"])
+    pd.testing.assert_frame_equal(summary_full, summary_killed)
+    # Tasks finished before the kill were not recomputed: their stored rows are untouched.
+    after = dict(((p, label, r), row) for p, label, r, row in sqlite3.connect(store).execute(
+        "SELECT point, policy, replication, row FROM tasks"))
+    assert all(after[p, label, r] == row for p, label, r, row in before)
