@@ -136,7 +136,7 @@ def _policies(args: argparse.Namespace) -> int:
     from .policies import REGISTRY
 
     for name, cls in REGISTRY.items():
-        print(f"{name}: {cls.label(_defaults(cls))}-style; messages: {cls.messages}")
+        print(f"{name} (label e.g. {cls.label(_defaults(cls))}): {cls.messages}")
         for field, info in cls.Config.model_fields.items():
             if field in ("name", "label"):
                 continue

@@ -415,9 +415,29 @@ def _location(loc: tuple[Any, ...]) -> str:
     return ".".join(parts)
 
 
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """The keys the model at ``loc`` (the parent of an unknown key) accepts."""
+    model: Any = Scenario
+    for i, item in enumerate(loc):
+        if i >= 2 and loc[i - 2] == "policies" and isinstance(loc[i - 1], int) and item in REGISTRY:
+            model = REGISTRY[item].Config
+            continue
+        if isinstance(item, int) or item == "policies":  # the entry's tag names its model
+            continue
+        field = getattr(model, "model_fields", {}).get(item)
+        annotation = getattr(field, "annotation", None)
+        model = next((arg for arg in (annotation, *getattr(annotation, "__args__", ()))
+                      if isinstance(arg, type) and issubclass(arg, BaseModel)), None)
+        if model is None:
+            return []
+    return list(getattr(model, "model_fields", {}))
+
+
 def format_error(exc: ValidationError) -> str:
     """One line for the first error: dotted key, what was expected, what was given."""
     errors = exc.errors()
+    # A bad policy entry also makes the list look too short; report the entry.
+    errors = [e for e in errors if e["type"] != "too_short"] or errors
     error = errors[0]
     loc = _location(tuple(error["loc"]))
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
@@ -426,7 +446,8 @@ def format_error(exc: ValidationError) -> str:
         message = error["msg"].split(": ", 1)[1]
         return f"{loc}: {message}" + ("" if ctx.get("value") is None else f", got {ctx['value']!r}")
     if kind == "extra_forbidden":
-        message = "unknown key"
+        allowed = _allowed_keys(tuple(error["loc"])[:-1])
+        message = "unknown key" + (f" (expected one of {', '.join(allowed)})" if allowed else "")
     elif kind == "missing":
         message = "expected a value, got nothing"
         given = None
@@ -436,6 +457,8 @@ def format_error(exc: ValidationError) -> str:
         expected = ctx.get("expected_tags", ", ".join(REGISTRY))
         message = f"expected one of {expected}"
         given = ctx.get("tag")
+    elif kind == "too_short":
+        message = f"expected at least {ctx.get('min_length', 1)} item(s)"
     elif kind == "literal_error":
         message = f"expected one of {ctx.get('expected')}"
     elif kind in ("greater_than", "greater_than_equal", "less_than", "less_than_equal"):
