@@ -23,6 +23,12 @@ def _cell(mean: float, half: float | None, digits: int) -> str:
     return text
 
 
+def _header(metric: str) -> str:
+    """Short column headers: ``query/job`` for ``messages_per_job_query``."""
+    kind = metric.removeprefix("messages_per_job_")
+    return f"{kind}/job" if kind in KINDS else metric
+
+
 def comparison_table(summary: pd.DataFrame, metrics: tuple[str, ...] | list[str] | None = None,
                      format: str = "text", digits: int = 3) -> str:
     """Format a summary as a comparison table.
@@ -33,13 +39,15 @@ def comparison_table(summary: pd.DataFrame, metrics: tuple[str, ...] | list[str]
         ``summary.csv`` as a frame.
     metrics : list of str, optional
         Metric columns to show; default mean response, p99 response, messages per
-        job and the per-kind message columns that are non-zero anywhere.
+        job, the paired differences if the run had ``compare_to``, and the per-kind
+        message columns that are non-zero anywhere.
     format : {"text", "markdown", "latex", "csv"}
     """
     if metrics is None:
         kinds = [f"messages_per_job_{kind}" for kind in KINDS
                  if f"messages_per_job_{kind}" in summary and summary[f"messages_per_job_{kind}"].abs().sum() > 0]
-        metrics = [*DEFAULT_METRICS, *kinds]
+        paired = [m for m in ("mean_response_diff", "messages_per_job_diff") if m in summary]
+        metrics = [*DEFAULT_METRICS, *paired, *kinds]
     missing = [m for m in metrics if m not in summary.columns]
     if missing:
         from emulator.errors import ScenarioError
@@ -52,7 +60,7 @@ def comparison_table(summary: pd.DataFrame, metrics: tuple[str, ...] | list[str]
     table = summary[[*keys, "policy"]].copy()
     for metric in metrics:
         half = summary.get(f"{metric}_ci95")
-        table[metric.replace("messages_per_job_", "msg_")] = [
+        table[_header(metric)] = [
             _cell(m, None if half is None else h, digits)
             for m, h in zip(summary[metric], half if half is not None else [None] * len(summary))]
     if format == "csv":

@@ -193,3 +193,6 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("lbemu: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # output piped into e.g. head
+        sys.stderr.close()
+        return 0
