@@ -1,0 +1,48 @@
+"""Every scenario file in scenarios/ loads, validates and expands into sweep points."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import emulator
+
+SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
+REPRODUCTIONS = ["supermarket", "threshold", "jbt_zhou", "pools_mukherjee", "heavy_traffic"]
+
+
+def test_scenarios_found() -> None:
+    names = {path.stem for path in SCENARIOS}
+    assert {"quickstart", *REPRODUCTIONS} <= names
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda path: path.name)
+def test_scenario_validates(path: Path) -> None:
+    scenario = emulator.load_scenario(path)
+    points = scenario.points()
+    assert points
+    for point in points:
+        assert point.policies
+        assert point.rate > 0
+
+
+@pytest.mark.parametrize("name", REPRODUCTIONS)
+def test_reproduction_has_a_reference_header(name: str) -> None:
+    path = next(p for p in SCENARIOS if p.stem == name)
+    lines = path.read_text().splitlines()
+    header = [line for line in lines[: next(i for i, line in enumerate(lines) if not line.startswith("#"))]]
+    assert len(header) >= 5, "expected a comment header naming the paper and the reference values"
+    assert "reference" in "\n".join(header).lower()
+    assert emulator.load_scenario(path).name == name
+
+
+def test_expressions_resolve_per_point() -> None:
+    pools = emulator.load_scenario(next(p for p in SCENARIOS if p.stem == "pools_mukherjee"))
+    d = {(point.servers, policy.label): policy.d for point in pools.points() for policy in point.policies}
+    assert d[(100, "JSQ(√N log N)")] == 47 and d[(1000, "JSQ(√N log N)")] == 219
+    assert d[(100, "JSQ(log N)")] == 5 and d[(1000, "JSQ(log N)")] == 7
+
+    heavy = emulator.load_scenario(next(p for p in SCENARIOS if p.stem == "heavy_traffic"))
+    loads = {point.servers: point.load for point in heavy.points()}
+    assert loads[100] == pytest.approx(0.9) and loads[1000] == pytest.approx(1 - 1000 ** -0.5)
