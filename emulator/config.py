@@ -12,6 +12,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -405,11 +406,17 @@ def _check_trace(scenario: Scenario) -> None:
 _TAGS = set(REGISTRY)
 
 
-def _location(loc: tuple[Any, ...]) -> str:
+# The member tags pydantic appends inside a plain union, e.g. d: int | str -> "d.constrained-int".
+_MEMBER = re.compile(r"^((constrained-)?(int|float|str|bool)|function-(before|after|wrap|plain)\[.*)$")
+
+
+def _location(loc: tuple[Any, ...], members: bool = True) -> str:
     parts: list[str] = []
     for i, item in enumerate(loc):
         # Drop the union tag that pydantic inserts after a policy entry's index.
         if i >= 2 and loc[i - 2] == "policies" and isinstance(loc[i - 1], int) and item in _TAGS:
+            continue
+        if members and i >= 1 and isinstance(item, str) and _MEMBER.match(item):
             continue
         parts.append(str(item))
     return ".".join(parts)
@@ -439,8 +446,8 @@ def format_error(exc: ValidationError) -> str:
     # A bad policy entry also makes the list look too short; report the entry.
     errors = [e for e in errors if e["type"] != "too_short"] or errors
     error = errors[0]
-    loc = _location(tuple(error["loc"]))
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
+    loc = _location(tuple(error["loc"]), members=kind != "extra_forbidden")
     if kind == "shape":
         loc = f"{loc}.{ctx['key']}" if loc else str(ctx["key"])
         message = error["msg"].split(": ", 1)[1]
@@ -473,8 +480,9 @@ def format_error(exc: ValidationError) -> str:
         message = "expected " + error["msg"][0].lower() + error["msg"][1:]
         message = message.replace("expected input should be", "expected")
     text = f"{loc}: {message}, got {given!r}" if given is not None or kind != "missing" else f"{loc}: {message}"
-    if len(errors) > 1:
-        text += f" (and {len(errors) - 1} more)"
+    others = {_location(tuple(e["loc"])) for e in errors[1:]} - {loc}  # one per key, not per union member
+    if others:
+        text += f" (and {len(others)} more)"
     return text
 
 

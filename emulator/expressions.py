@@ -49,6 +49,7 @@ def parse(text: str) -> ast.expr:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise ExpressionError(f"not an arithmetic expression in N ({exc.msg})") from None
+    called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         allowed = (
             isinstance(node, (ast.BinOp, ast.UnaryOp, ast.Call, ast.Name, ast.Constant, ast.Load))
@@ -67,6 +68,8 @@ def parse(text: str) -> ast.expr:
             raise ExpressionError(f"'{ast.unparse(node)}' is not a number")
         if isinstance(node, ast.Name) and node.id != "N" and node.id not in FUNCTIONS:
             raise ExpressionError(f"unknown name '{node.id}' (only N and {', '.join(FUNCTIONS)})")
+        if isinstance(node, ast.Name) and node.id in FUNCTIONS and id(node) not in called:
+            raise ExpressionError(f"'{node.id}' is a function, not a value")
         if isinstance(node, ast.Call):
             if not isinstance(node.func, ast.Name) or node.func.id not in FUNCTIONS:
                 raise ExpressionError(f"'{ast.unparse(node.func)}' is not an allowed function")

@@ -1,0 +1,211 @@
+"""The ``lbemu`` command line, run as users run it: a subprocess, exit status, stdout, stderr, files.
+
+The quickstart scenario is run once per session, from its real file (about 10 s
+with 2 workers); the other commands work on its results folder.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+
+import emulator
+from emulator.cli import main
+from emulator.messages import KINDS
+
+ROOT = Path(__file__).resolve().parents[1]
+QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
+PYTHON = [sys.executable, "-m", "emulator"]
+
+IDENTITY = ["scenario", "point", "policy", "policy_name", "servers", "dispatchers", "discipline", "load",
+            "arrivals", "service", "d"]
+METRICS = ["jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response", "prob_wait",
+           "mean_queue_length", "messages_per_job", *(f"messages_per_job_{kind}" for kind in KINDS),
+           "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds"]
+
+
+def lbemu(*args: str, command: list[str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*(command or PYTHON), *map(str, args)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def labels() -> list[str]:
+    return [policy.label for policy in emulator.load_scenario(QUICKSTART).points()[0].policies]
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory: pytest.TempPathFactory) -> tuple[subprocess.CompletedProcess[str], Path]:
+    out = tmp_path_factory.mktemp("quickstart")
+    result = lbemu("run", QUICKSTART, "--out", out, "--workers", "2", timeout=300)
+    return result, out
+
+
+def test_run_quickstart(quickstart: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    result, out = quickstart
+    assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr
+    scenario = emulator.load_scenario(QUICKSTART)
+    for label in labels():
+        assert label in result.stdout
+    for name in ("runs.csv", "summary.csv", "scenario.yaml"):
+        assert (out / name).is_file()
+    assert str(out) in result.stdout  # says where it wrote
+
+    runs = pd.read_csv(out / "runs.csv")
+    points = len(scenario.sweep["workload.load"])
+    assert len(runs) == points * len(scenario.policies) * scenario.replications
+    for column in [*IDENTITY, "replication", "seed", "workload.load", *METRICS]:
+        assert column in runs.columns, column
+    assert set(runs.policy) == set(labels())
+    assert set(runs.policy_name) == {policy.name for policy in scenario.policies}
+    assert (runs.jobs == scenario.run.jobs).all()
+    assert sorted(set(runs.load)) == sorted(scenario.sweep["workload.load"])
+    # d is resolved where the policy has one, empty where it has none.
+    assert runs.loc[runs.policy == "SQ(2)", "d"].eq(2).all()
+    assert runs.loc[runs.policy == "JBT-10", "d"].eq(10).all()
+    assert runs.loc[runs.policy == "JSQ", "d"].isna().all()
+    # The message accounting of CONTRACT.md, on the real scenario.
+    assert runs.loc[runs.policy == "JSQ", "messages_per_job"].eq(20).all()
+    assert runs.loc[runs.policy == "SQ(2)", "messages_per_job"].eq(4).all()
+    assert runs.loc[runs.policy.isin(["Random", "RR"]), "messages_per_job"].eq(0).all()
+    assert (runs.loc[runs.policy == "JIQ", "messages_per_job"] <= 1 + 10 / scenario.run.jobs).all()
+    # Common random numbers: one seed per replication, shared by every point and policy.
+    assert runs.groupby("replication").seed.nunique().eq(1).all()
+
+    summary = pd.read_csv(out / "summary.csv")
+    assert len(summary) == points * len(scenario.policies)
+    for column in [*IDENTITY, "workload.load", *METRICS, "replications"]:
+        assert column in summary.columns, column
+    for metric in METRICS:
+        assert f"{metric}_ci95" in summary.columns
+    assert summary.replications.eq(scenario.replications).all()
+    assert "seed" not in summary.columns and "replication" not in summary.columns
+    jsq = summary[(summary.policy == "JSQ") & (summary.load == 0.9)].iloc[0]
+    expected = runs[(runs.policy == "JSQ") & (runs.load == 0.9)].mean_response.mean()
+    assert jsq.mean_response == pytest.approx(expected)
+
+    resolved = yaml.safe_load((out / "scenario.yaml").read_text())
+    assert resolved["version"] == emulator.__version__
+    assert emulator.Scenario.from_dict({k: v for k, v in resolved.items() if k != "version"}) == scenario
+
+
+def test_table_on_the_results_folder(quickstart: tuple[subprocess.CompletedProcess[str], Path],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    _, out = quickstart
+    text = lbemu("table", out)
+    assert text.returncode == 0, text.stderr
+    assert all(label in text.stdout for label in labels())
+    # The formats, in-process (the subprocess above covers the entry point).
+    assert main(["table", str(out), "--format", "markdown", "--metric", "mean_wait", "--metric", "prob_wait"]) == 0
+    markdown = capsys.readouterr().out
+    assert "|" in markdown and "mean_wait" in markdown and "prob_wait" in markdown
+    assert main(["table", str(out), "--format", "latex"]) == 0
+    assert "\\begin{tabular}" in capsys.readouterr().out
+    assert main(["table", str(out), "--format", "csv"]) == 0
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    assert set(labels()) <= set(frame.policy)
+
+
+def test_the_installed_script(tmp_path: Path) -> None:
+    script = shutil.which("lbemu")
+    if script is None:
+        pytest.skip("the lbemu console script is not on PATH")
+    policies = lbemu("policies", command=[script])
+    assert policies.returncode == 0 and all(name in policies.stdout for name in emulator.REGISTRY)
+    # A short run of the real quickstart with overrides from the command line.
+    result = lbemu("run", QUICKSTART, "--out", tmp_path, "--jobs", "300", "--replications", "1", "--quiet",
+                   "--workers", "1", "--seed", "5", "--set", "system.servers=12", "--set", "run.warmup_jobs=30",
+                   command=[script])
+    assert result.returncode == 0, result.stderr
+    runs = pd.read_csv(tmp_path / "runs.csv")
+    assert len(runs) == 3 * 7 and runs.servers.eq(12).all() and runs.jobs.eq(300).all()
+    assert runs.replication.eq(0).all()
+    resolved = yaml.safe_load((tmp_path / "scenario.yaml").read_text())
+    assert resolved["seed"] == 5 and resolved["system"]["servers"] == 12
+    assert all(label in result.stdout for label in labels())
+
+
+def test_validate_and_policies_and_schema() -> None:
+    result = lbemu("validate", QUICKSTART)
+    assert result.returncode == 0, result.stderr
+    assert "3 point(s)" in result.stdout
+    assert all(label in result.stdout for label in labels())
+    assert result.stdout.count("point ") >= 3
+    policies = lbemu("policies")
+    assert policies.returncode == 0
+    for name, cls in emulator.REGISTRY.items():
+        assert name in policies.stdout and cls.messages in policies.stdout
+    schema = lbemu("schema")
+    assert schema.returncode == 0
+    assert "policies" in json.loads(schema.stdout)["properties"]
+
+
+BAD = [
+    (["run", "scenarios/no_such_file.yaml"], "scenario: cannot read"),
+    (["validate", "scenarios/no_such_file.yaml"], "no_such_file.yaml"),
+    (["validate", QUICKSTART, "--set", "system.servers=5"], "policies.5.d"),  # JBT-10 needs 10 servers
+    (["validate", QUICKSTART, "--set", "workload.service.k=3"], "workload.service.k"),
+    (["validate", QUICKSTART, "--set", "bogus=1"], "bogus: unknown key"),
+    (["validate", QUICKSTART, "--set", "nokey"], "--set"),
+    (["run", QUICKSTART, "--set", "workload.load=-1", "--quiet"], "workload.load"),
+    (["run", QUICKSTART, "--set", "policies.3.d='__import__(\"os\")'", "--quiet"], "policies.3.d"),
+    (["run", QUICKSTART, "--workers", "0"], "--workers"),
+    (["run", QUICKSTART, "--workers", "many"], "--workers"),
+    (["run", QUICKSTART, "--jobs", "0"], "run.jobs"),
+    (["run", QUICKSTART, "--bogus"], "--bogus"),
+    (["run"], "scenario"),
+    (["frobnicate"], "frobnicate"),
+    ([], "command"),
+    (["table", "no_such_results_folder"], "no_such_results_folder"),
+    (["plot", "no_such_results_folder"], "no_such_results_folder"),
+]
+
+
+def one_line_error(code: int, stderr: str, named: str) -> None:
+    assert code == 2, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("lbemu: error: ") and named in lines[0], lines[0]
+    assert "Traceback" not in stderr
+
+
+@pytest.mark.parametrize("args, named", BAD, ids=[" ".join(map(str, a)).replace(str(ROOT), "") for a, _ in BAD])
+def test_bad_input_exits_2_with_one_line(args: list[str], named: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # In-process: an exception other than the handled one would fail the test here.
+    code = main([str(arg) for arg in args])
+    captured = capsys.readouterr()
+    one_line_error(code, captured.err, named)
+    assert captured.out == ""
+
+
+@pytest.mark.parametrize("index", [0, 6, 9, 14])
+def test_bad_input_from_the_shell(index: int) -> None:
+    args, named = BAD[index]
+    result = lbemu(*args)
+    one_line_error(result.returncode, result.stderr, named)
+
+
+def test_bad_scenario_files_exit_2(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: x\npolicies: [\n")
+    unknown = tmp_path / "unknown.yaml"
+    unknown.write_text("policies: [{name: jsq}]\nsystem: {servers: 4, speed: [1, 1, 1, 1]}\n")
+    for path, named in ((broken, "not valid YAML"), (unknown, "system.speed: unknown key")):
+        result = lbemu("run", path, "--out", tmp_path / "out", "--quiet")
+        one_line_error(result.returncode, result.stderr, named)
+    assert not (tmp_path / "out").exists()  # refused before anything ran
+
+
+def test_bad_table_metric_and_format(quickstart: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = quickstart
+    for args, named in ((["--metric", "bogus"], "bogus"), (["--format", "xml"], "xml")):
+        result = lbemu("table", out, *args)
+        one_line_error(result.returncode, result.stderr, named)

@@ -1,0 +1,331 @@
+"""Tier 2: invariants and reproducibility, on seeded random workloads.
+
+Nothing here is a statistic against theory: each check holds for every sample
+path (conservation, FIFO order, message accounting, Little's law as an exact
+identity on the window), or compares two runs that must agree.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pandas as pd
+import pytest
+from conftest import Trace, make_point, scenario_dict, traced
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import emulator
+from emulator.model import build_model
+from emulator.streams import replication_seed
+
+POISSON = {"arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1}}
+
+
+def check_conservation(trace: Any) -> None:
+    """Every job that arrived is at a dispatcher, in transit, at a server, gone, or blocked."""
+    model = trace.model
+    received = {job.id for job in trace.jobs}
+    assert sorted(received) == list(range(len(received)))  # ids in order, none lost
+    sent = [job_id for _, _, job_id, _, _ in trace.sent]
+    accepted = [job_id for _, _, job_id in trace.accepted]
+    left = [job.id for _, _, job in trace.left]
+    blocked = [job.id for _, job in trace.blocked]
+    for ids in (sent, accepted, left, blocked):
+        assert len(ids) == len(set(ids)), "a job was sent, accepted or finished twice"
+    assert set(sent) <= received and set(accepted) <= set(sent)
+    assert set(left) | set(blocked) <= set(accepted) and not set(left) & set(blocked)
+    lengths = [server.length for server in model.servers]
+    assert all(length >= 0 for length in lengths)
+    assert len(accepted) == len(left) + len(blocked) + sum(lengths)
+    assert model.recorder.in_system == sum(lengths)
+    assert model.recorder.transfers == len(sent)
+    for server in model.servers:
+        if server.capacity is not None:
+            assert server.length <= server.capacity
+    # The measured jobs all finished: served or blocked, nothing else.
+    metrics = trace.metrics
+    measured = [job for job in trace.jobs if job.measured]
+    assert len(measured) == metrics["jobs"]
+    finished = set(left) | set(blocked)
+    assert all(job.id in finished for job in measured)
+    assert metrics["blocked_fraction"] == sum(job.blocked for job in measured) / metrics["jobs"]
+
+
+def check_timestamps(trace: Any) -> None:
+    """Waits are >= 0, FIFO servers serve in order of arrival, service takes size / speed."""
+    done = trace.completion()
+    speed = {server.id: server.speed for server in trace.model.servers}
+    fifo = trace.model.servers[0].discipline == "fifo"
+    previous: dict[int, float] = {}
+    jobs = sorted((job for job in trace.jobs if job.id in done), key=lambda j: (j.server, j.start, j.id))
+    for job in jobs:
+        assert job.arrival <= job.dispatched <= job.at_server <= job.start
+        assert done[job.id] == pytest.approx(job.start + job.size / speed[job.server], rel=1e-9, abs=1e-9)
+        if fifo:
+            assert job.start == max(job.at_server, previous.get(job.server, -math.inf))
+            previous[job.server] = done[job.id]
+        else:
+            assert job.start == job.at_server  # a pool serves at once
+
+
+def check_little_exact(trace: Any) -> None:
+    """Time-average jobs at servers x span = the sum of each job's time at a server inside the window.
+
+    This is Little's law as a sample-path identity: no tolerance beyond float rounding.
+    """
+    metrics = trace.metrics
+    warmup = trace.model.recorder.warmup
+    t0 = trace.job(warmup).arrival
+    t1 = t0 + metrics["sim_time"]
+    done = trace.completion()
+    now = trace.model.env.now
+    accepted = {job_id for _, _, job_id in trace.accepted}
+    area = 0.0
+    for job in trace.jobs:
+        if job.blocked or job.id not in accepted:
+            continue
+        start, end = job.at_server, done.get(job.id, now)
+        area += max(0.0, min(end, t1) - max(start, t0))
+    servers = len(trace.model.servers)
+    assert metrics["mean_queue_length"] * servers * metrics["sim_time"] == pytest.approx(area, rel=1e-9)
+
+
+POLICIES = [{"name": "random"}, {"name": "round_robin"}, {"name": "jsq"}, {"name": "sqd", "d": 2},
+            {"name": "jiq"}, {"name": "jbt", "d": 2, "period": 5}, {"name": "threshold", "d": 2, "threshold": 2}]
+
+
+@pytest.mark.parametrize("latency", [None, 0.1])
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p["name"])
+def test_conservation_timestamps_little(policy: dict[str, Any], latency: float | None) -> None:
+    trace = traced(policy, servers=4, jobs=800, warmup=100, load=0.85, latency=latency, seed=7, **POISSON)
+    trace.run()
+    check_conservation(trace)
+    check_timestamps(trace)
+    check_little_exact(trace)
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p["name"])
+def test_little_law_over_the_window(policy: dict[str, Any]) -> None:
+    # L = λ W with L = mean_queue_length * N, λ = jobs / sim_time, W = mean_response (zero
+    # latency, so the response is the time at the server). The two sides differ only by the
+    # time at servers of warm-up jobs inside the window and of measured jobs after it: about
+    # (jobs present at the ends) x W over jobs x W, i.e. L / jobs < 40 / 20,000 = 0.2% here
+    # (random routing at load 0.8 on 10 servers holds about 40 jobs). 1% leaves room for
+    # that and fails on any real accounting error (a per-server factor is 10x).
+    row = emulator.simulate(policy["name"], servers=10, load=0.8, jobs=20_000, seed=3,
+                            **{k: v for k, v in policy.items() if k != "name"})
+    little = row["jobs"] / row["sim_time"] * row["mean_response"]
+    assert row["mean_queue_length"] * 10 == pytest.approx(little, rel=0.01)
+
+
+# -- message accounting --------------------------------------------------------------------------
+@pytest.mark.parametrize("policy, per_job", [
+    ({"name": "random"}, 0), ({"name": "round_robin"}, 0), ({"name": "jsq"}, 2 * 6),
+    ({"name": "sqd", "d": 2}, 4), ({"name": "sqd", "d": 3}, 6), ({"name": "sqd", "d": 3, "replace": True}, 6),
+    ({"name": "sqd", "d": "ceil(sqrt(N))"}, 6),
+])
+@pytest.mark.parametrize("dispatchers", [1, 3])
+def test_exact_messages_per_job(policy: dict[str, Any], per_job: int, dispatchers: int) -> None:
+    # Zero latency: every message of a job is sent when it arrives, so the window holds
+    # exactly 2 per probed server per job: 0 for random and RR, 2N for JSQ, 2d for SQ(d).
+    row = emulator.simulate(policy["name"], servers=6, load=0.9, jobs=2000, seed=11, dispatchers=dispatchers,
+                            **{k: v for k, v in policy.items() if k != "name"})
+    assert row["messages_per_job"] == per_job
+    assert row["messages_per_job_query"] == row["messages_per_job_reply"] == per_job / 2
+    others = ("idle", "report", "threshold", "update")
+    assert all(row[f"messages_per_job_{kind}"] == 0 for kind in others)
+    assert row["messages_per_server_time"] == pytest.approx(per_job * 2000 / (6 * row["sim_time"]))
+
+
+@pytest.mark.parametrize("policy, per_job", [({"name": "jsq"}, 5), ({"name": "sqd", "d": 2}, 2)])
+def test_messages_with_latency_counted_when_sent(policy: dict[str, Any], per_job: int) -> None:
+    # With latency L the queries still leave when the job arrives: exactly N (or d) per job in
+    # the window. A query is answered when it arrives, so each job's replies are sent at
+    # arrival + L, and they count where that falls: in the window [t0, t1) or not.
+    latency = 0.1
+    trace = traced(policy, servers=5, jobs=1000, warmup=50, load=0.9, latency=latency, seed=5, **POISSON)
+    metrics = trace.run()
+    assert metrics["messages_per_job_query"] == per_job
+    t0 = trace.job(50).arrival
+    t1 = trace.job(1050).arrival
+    answered = sum(1 for job in trace.jobs if t0 <= job.arrival + latency < t1)
+    assert answered != 1000  # the boundary effect is present in this sample (else the test is moot)
+    assert metrics["messages_per_job_reply"] * 1000 == pytest.approx(per_job * answered)
+    assert trace.message_times("reply") == sorted(trace.message_times("reply"))
+
+
+@pytest.mark.parametrize("dispatchers", [1, 2])
+@pytest.mark.parametrize("load", [0.3, 0.95])
+def test_jiq_at_most_one_message_per_job(dispatchers: int, load: float) -> None:
+    # A token means a server went idle; after its first idle period in the window a server
+    # needs a new job to go idle again: idle messages <= jobs + N.
+    row = emulator.simulate("jiq", servers=8, load=load, jobs=3000, seed=2, dispatchers=dispatchers)
+    assert row["messages_per_job_idle"] <= 1 + 8 / 3000
+    assert row["messages_per_job"] == row["messages_per_job_idle"]
+    assert row["messages_per_job_idle"] > 0
+
+
+@pytest.mark.parametrize("period", [1.0, 10.0])
+@pytest.mark.parametrize("load", [0.3, 0.95])
+def test_jbt_message_bound(period: float, load: float) -> None:
+    # Reports: a server reports only when not listed, and leaves the list only by receiving
+    # a job taken from it: reports <= jobs + N. Updates: each costs d queries, d replies and
+    # N thresholds, and there are at most floor(sim_time / T) + 1 of them in the window.
+    n, d, jobs = 8, 3, 3000
+    row = emulator.simulate("jbt", servers=n, load=load, jobs=jobs, seed=4, d=d, period=period)
+    periods = math.floor(row["sim_time"] / period) + 1
+    assert row["messages_per_job_report"] <= 1 + n / jobs
+    assert row["messages_per_job"] <= 1 + n / jobs + (n + 2 * d) * periods / jobs
+    updates = row["messages_per_job_threshold"] * jobs / n  # whole updates in the window
+    assert abs(updates - row["sim_time"] / period) <= 1
+    assert row["messages_per_job_query"] == row["messages_per_job_reply"]
+    assert row["messages_per_job_query"] == pytest.approx(d * updates / jobs)
+
+
+def test_threshold_two_to_2d_messages_per_job() -> None:
+    row = emulator.simulate("threshold", servers=6, load=0.9, jobs=2000, seed=8, d=3, threshold=1)
+    assert 2 <= row["messages_per_job"] <= 6
+    assert row["messages_per_job_query"] == row["messages_per_job_reply"]
+
+
+# -- reproducibility and common random numbers ----------------------------------------------------
+def _without_wall(row: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in row.items() if k != "wall_seconds"}
+
+
+@pytest.mark.parametrize("policy", POLICIES, ids=lambda p: p["name"])
+def test_same_seed_same_row(policy: dict[str, Any]) -> None:
+    params = {k: v for k, v in policy.items() if k != "name"}
+    options = dict(servers=5, load=0.8, jobs=1500, dispatchers=2, latency={"kind": "exponential", "mean": 0.05})
+    first = emulator.simulate(policy["name"], seed=9, **options, **params)
+    again = emulator.simulate(policy["name"], seed=9, **options, **params)
+    other = emulator.simulate(policy["name"], seed=10, **options, **params)
+    assert _without_wall(first) == _without_wall(again)
+    assert first["mean_response"] != other["mean_response"]
+
+
+def test_progress_callback_does_not_change_results() -> None:
+    # Running in slices (for progress bars) must give the same metrics as one run.
+    point = make_point({"name": "jbt", "d": 2, "period": 3}, servers=4, jobs=3000, load=0.9, **POISSON)
+    plain = build_model(point, point.policies[0], 21).run()
+    seen: list[int] = []
+    sliced = build_model(point, point.policies[0], 21).run(seen.append)
+    assert plain == sliced
+    assert seen == sorted(seen) and seen[-1] == 3000
+
+
+def test_run_is_reproducible_and_independent_of_workers(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    data = scenario_dict([{"name": "random"}, {"name": "sqd", "d": 2}, {"name": "jiq"}], servers=4,
+                         jobs=600, warmup=60, replications=2, sweep={"workload.load": [0.5, 0.8]}, **POISSON)
+    scenario = emulator.Scenario.from_dict(data)
+    one = emulator.run(scenario, workers=1, out=tmp_path / "a")
+    again = emulator.run(scenario, workers=1, out=tmp_path / "b")
+    parallel = emulator.run(scenario, workers=2, out=tmp_path / "c")
+    frames = [pd.read_csv(tmp_path / name / "runs.csv").drop(columns="wall_seconds") for name in "abc"]
+    assert len(frames[0]) == 2 * 3 * 2
+    pd.testing.assert_frame_equal(frames[0], frames[1])
+    pd.testing.assert_frame_equal(frames[0], frames[2])
+    summaries = [pd.read_csv(tmp_path / name / "summary.csv") for name in "abc"]
+    keep = [c for c in summaries[0].columns if not c.startswith("wall_seconds")]
+    pd.testing.assert_frame_equal(summaries[0][keep], summaries[1][keep])
+    pd.testing.assert_frame_equal(summaries[0][keep], summaries[2][keep])
+    assert one.runs.drop(columns="wall_seconds").equals(again.runs.drop(columns="wall_seconds"))
+    assert parallel.runs.drop(columns="wall_seconds").equals(one.runs.drop(columns="wall_seconds"))
+    # The seed column reproduces a row through simulate(); every policy of a replication
+    # shares it (common random numbers).
+    runs = one.runs
+    assert runs.groupby("replication")["seed"].nunique().eq(1).all()
+    row = runs[(runs.policy == "SQ(2)") & (runs.replication == 1) & (runs.point == 1)].iloc[0]
+    assert int(row.seed) == replication_seed(scenario.seed, 1)
+    again_row = emulator.simulate("sqd", d=2, servers=4, load=0.8, jobs=600, warmup_jobs=60,
+                                  seed=int(row.seed), **POISSON)
+    for metric in ("mean_response", "messages_per_job", "mean_queue_length", "sim_time", "p90_response"):
+        assert again_row[metric] == row[metric]
+
+
+def _job_stream(policy: dict[str, Any], **options: Any) -> list[tuple[float, float, int]]:
+    trace = traced(policy, seed=13, servers=5, jobs=400, warmup=40, load=0.9, dispatchers=2,
+                   arrivals={"kind": "mmpp2", "burstiness": 3, "switch_rate": 0.2},
+                   service={"kind": "hyperexponential", "mean": 1, "scv": 4}, **options)
+    trace.run()
+    return [(job.arrival, job.size, dispatcher) for _, dispatcher, job in trace.received[:440]]
+
+
+def test_every_policy_sees_the_same_jobs() -> None:
+    # Common random numbers: arrival times, sizes and the dispatcher of each job come from
+    # their own streams, so they do not depend on the policy or on the network.
+    reference = _job_stream({"name": "random"})
+    assert len(reference) == 440
+    assert len({d for _, _, d in reference}) == 2 and len({s for _, s, _ in reference}) > 400
+    for policy in POLICIES[1:]:
+        assert _job_stream(policy) == reference, policy
+    assert _job_stream({"name": "jsq"}, latency={"kind": "exponential", "mean": 0.2}) == reference
+
+
+# -- property tests: random small scenarios ---------------------------------------------------------
+@st.composite
+def small_scenarios(draw: Any) -> dict[str, Any]:
+    servers = draw(st.integers(1, 5))
+    name = draw(st.sampled_from(sorted(emulator.REGISTRY)))
+    policy: dict[str, Any] = {"name": name}
+    if name in ("sqd", "threshold", "jbt"):
+        replace = name != "jbt" and draw(st.booleans())
+        policy["d"] = draw(st.integers(1, 4 if replace else servers))
+        if name != "jbt":
+            policy["replace"] = replace
+    if name == "threshold":
+        policy["threshold"] = draw(st.integers(1, 3))
+    if name == "jbt":
+        policy["period"] = draw(st.sampled_from([0.5, 2.0, 10.0]))
+    if name == "jiq":
+        policy["memory"] = draw(st.sampled_from([None, 1, 3]))
+    dispatchers = draw(st.integers(1, 3))
+    pool = draw(st.booleans())
+    return scenario_dict(
+        policy, servers=servers, dispatchers=dispatchers, jobs=draw(st.integers(20, 150)),
+        warmup=draw(st.integers(0, 20)),
+        load=draw(st.sampled_from([0.3, 0.7, 0.95] + ([1.5, 3.0] if pool else []))),
+        discipline="pool" if pool else "fifo",
+        capacity=draw(st.sampled_from([None, 1, 3])) if pool or draw(st.booleans()) else None,
+        speeds=draw(st.none() | st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=servers, max_size=servers)),
+        latency=draw(st.sampled_from([None, 0.05, {"kind": "exponential", "mean": 0.2}])),
+        arrivals={"kind": draw(st.sampled_from(["poisson", "deterministic", "batch_poisson", "mmpp2"]))},
+        service={"kind": draw(st.sampled_from(["exponential", "deterministic"])), "mean": 1},
+        seed=draw(st.integers(0, 2**32)),
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(small_scenarios())
+def test_random_small_scenarios_conserve_and_account(data: dict[str, Any]) -> None:
+    scenario = emulator.Scenario.from_dict(data)
+    point = scenario.points()[0]
+    policy = point.policies[0]
+    trace = Trace(build_model(point, policy, scenario.seed))
+    metrics = trace.run()
+    check_conservation(trace)
+    check_timestamps(trace)
+    check_little_exact(trace)
+    jobs, n = metrics["jobs"], point.servers
+    total = metrics["messages_per_job"] * jobs
+    assert total == pytest.approx(sum(metrics[f"messages_per_job_{k}"] for k in
+                                      ("query", "reply", "idle", "report", "threshold", "update")) * jobs)
+    assert metrics["sim_time"] >= 0
+    assert math.isnan(metrics["mean_wait"]) or metrics["mean_wait"] >= 0
+    instant = scenario.network.latency.mean == 0
+    if policy.name in ("random", "round_robin"):
+        assert total == 0
+    if instant and policy.name == "jsq":
+        assert total == 2 * n * jobs
+    if instant and policy.name == "sqd":
+        assert total == 2 * policy.params["d"] * jobs
+    if instant and policy.name == "threshold":
+        assert 2 * jobs <= total <= 2 * policy.params["d"] * jobs
+    if policy.name == "jiq" and instant:
+        assert metrics["messages_per_job_idle"] <= 1 + n / jobs
+    if policy.name == "jbt" and instant:
+        periods = math.floor(metrics["sim_time"] / policy.params["period"]) + 1
+        assert metrics["messages_per_job_report"] <= 1 + n / jobs
+        assert total <= jobs + n + (n + 2 * policy.params["d"]) * periods
