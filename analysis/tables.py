@@ -68,5 +68,6 @@ def comparison_table(summary: pd.DataFrame, metrics: tuple[str, ...] | list[str]
     if format == "markdown":
         return table.to_markdown(index=False)
     if format == "latex":
-        return table.to_latex(index=False)
+        # Escape underscores and the like in headers and cells; ± needs math mode.
+        return table.to_latex(index=False, escape=True).replace("±", r"$\pm$")
     return table.to_string(index=False)

@@ -30,7 +30,9 @@ from .policies.base import resolve_int
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: no silent coercion (true is not 1, "yes" is not true); lists become tuples where the
+    # field says strict=False.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def _shape_error(key: str, message: str, value: Any) -> PydanticCustomError:
@@ -113,8 +115,8 @@ class SystemConfig(Strict):
     servers: int = Field(10, ge=1, description="N")
     discipline: Literal["fifo", "pool"] = "fifo"
     capacity: int | None = Field(None, ge=1, description="max jobs at a server; more are blocked")
-    speeds: tuple[Annotated[float, Field(gt=0, allow_inf_nan=False)], ...] | None = Field(
-        None, description="service rate of each server (default all 1)")
+    speeds: tuple[Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)], ...] | None = Field(
+        None, strict=False, description="service rate of each server (default all 1)")
     dispatchers: int = Field(1, ge=1)
 
 
@@ -164,6 +166,8 @@ class PrecisionConfig(Strict):
         return value
 
 
+Values = Annotated[tuple[Any, ...], Field(strict=False)]  # a swept key's values: a YAML list
+
 PolicyEntry = Annotated[
     Union[tuple(cls.Config for cls in REGISTRY.values())],  # type: ignore[valid-type]
     Field(discriminator="name"),
@@ -191,11 +195,11 @@ class Scenario(Strict):
     system: SystemConfig = SystemConfig()
     workload: WorkloadConfig = WorkloadConfig()
     network: NetworkConfig = NetworkConfig()
-    policies: tuple[PolicyEntry, ...] = Field(min_length=1)  # type: ignore[valid-type]
-    sweep: dict[str, tuple[Any, ...]] = Field(
-        default_factory=dict, description="cartesian product of dotted keys and their values")
-    zip: tuple[dict[str, tuple[Any, ...]], ...] = Field(
-        (), description="groups of dotted keys whose values move together")
+    policies: tuple[PolicyEntry, ...] = Field(min_length=1, strict=False)  # type: ignore[valid-type]
+    sweep: dict[str, Values] = Field(
+        default_factory=dict, strict=False, description="cartesian product of dotted keys and their values")
+    zip: tuple[dict[str, Values], ...] = Field(
+        (), strict=False, description="groups of dotted keys whose values move together")
     allow_unstable: bool = Field(False, description="allow load >= 1 on FIFO queues without capacity")
     compare_to: str | None = Field(
         None, description="policy label: add paired differences against it (same jobs) to the summary")
@@ -232,11 +236,20 @@ class Scenario(Strict):
         return scenario
 
     def with_overrides(self, overrides: dict[str, Any] | None = None, /, **dotted: Any) -> Scenario:
-        """A copy with dotted keys replaced; ``a__b=1`` stands for ``"a.b": 1``."""
+        """A copy with dotted keys replaced; ``a__b=1`` stands for ``"a.b": 1``.
+
+        A key that the scenario sweeps gets the one value given instead of the sweep.
+        """
         changes = dict(overrides or {})
         changes.update({key.replace("__", "."): value for key, value in dotted.items()})
         data = self.to_dict()
         for key, value in changes.items():
+            # An explicit value replaces a sweep over that key (a zip group cannot lose one key).
+            data.get("sweep", {}).pop(key, None)
+            for group in data.get("zip", ()):
+                if key in group:
+                    raise ScenarioError(f"{key}: expected a key outside the zip groups, "
+                                        f"it moves with {', '.join(k for k in group if k != key)}")
             _assign(data, key, value)
         return Scenario.from_dict(data)
 

@@ -46,7 +46,7 @@ IntOrExpr = Annotated[Annotated[int, Field(ge=1)] | str, BeforeValidator(_check_
 class PolicyConfig(BaseModel):
     """Parameters shared by every policy."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
     label: str | None = Field(None, description="display label in tables; default from the parameters")
 
 
