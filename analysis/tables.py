@@ -69,5 +69,5 @@ def comparison_table(summary: pd.DataFrame, metrics: tuple[str, ...] | list[str]
         return table.to_markdown(index=False)
     if format == "latex":
         # Escape underscores and the like in headers and cells; ± needs math mode.
-        return table.to_latex(index=False, escape=True).replace("±", r"$\pm$")
+        return table.to_latex(index=False, escape=True, float_format="%g").replace("±", r"$\pm$")
     return table.to_string(index=False)
