@@ -86,10 +86,19 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
     """The arrival process: draws each job, then hands it to a uniformly random dispatcher."""
     job_id = 0
     single = dispatchers[0]
+    next_size = sizes.__next__
+    # Only the arrivals that open and close the measurement window need the recorder
+    # (`Recorder.arrived`); for the others, whether the job is measured is a comparison
+    # here, which saves a Python call per job on the hot path.
+    first, end = recorder.warmup, recorder.warmup + recorder.jobs
     for gap in gaps:
         if gap > 0.0:  # batch members (gap 0) arrive without another event
             yield Timeout(env, gap)
-        job = Job(job_id, env.now, next(sizes), recorder.arrived(job_id))
+        if job_id == first or job_id == end:
+            measured = recorder.arrived(job_id)
+        else:
+            measured = first <= job_id < end
+        job = Job(job_id, env._now, next_size(), measured)  # _now: the property costs a call
         job_id += 1
         target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
         target.receive(job)

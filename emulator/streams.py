@@ -10,7 +10,8 @@ seed every policy faces exactly the same jobs (common random numbers).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable
+from itertools import chain
 
 import numpy as np
 
@@ -42,18 +43,19 @@ class Uniforms:
     True
     """
 
-    __slots__ = ("_rng", "_it")
+    __slots__ = ("_it", "_rng", "random")
+
+    random: Callable[[], float]  # the next U(0,1) draw
 
     def __init__(self, rng: np.random.Generator) -> None:
         self._rng = rng
-        self._it = self._draw()
-
-    def _draw(self) -> Iterator[float]:
-        while True:
-            yield from self._rng.random(BATCH).tolist()
-
-    def random(self) -> float:
-        return next(self._it)
+        # The draws, batch after batch, as one C-level iterator: next() on it runs no
+        # Python code except to draw a new batch, where a generator would resume a
+        # Python frame per draw. It draws exactly what ``yield from rng.random(BATCH)``
+        # in a loop would, in the same order and at the same moments.
+        self._it = chain.from_iterable(iter(lambda: rng.random(BATCH).tolist(), None))
+        # `random` is that iterator's own __next__, so a policy's hot path calls C directly.
+        self.random = self._it.__next__
 
     def randrange(self, n: int) -> int:
         """A uniform integer in ``[0, n)``."""

@@ -9,6 +9,10 @@ from pydantic import Field
 from ..messages import Kind
 from .base import IdList, Policy, PolicyConfig, shortest
 
+# Bound once: reading ``Kind.IDLE`` (an Enum member as a class attribute) costs about
+# 0.1 us on Python 3.11, and a token goes out on almost every departure at low load.
+IDLE = Kind.IDLE
+
 
 class JIQConfig(PolicyConfig):
     name: Literal["jiq"] = "jiq"
@@ -68,6 +72,8 @@ class JIQPolicy(Policy):
         super().__init__(model, params)
         self.d = params["d"]
         self.memory = params["memory"]
+        # Bound once: a token goes out on most departures at large N.
+        self.dispatchers, self.channel, self.uniforms = model.dispatchers, model.channel, model.uniforms
         for dispatcher in model.dispatchers:
             dispatcher.state = IdList()
         for server in model.servers:
@@ -81,19 +87,19 @@ class JIQPolicy(Policy):
             self._send_token(server)
 
     def _send_token(self, server) -> None:  # type: ignore[no-untyped-def]
-        dispatchers = self.model.dispatchers
-        channel = self.model.channel
+        dispatchers = self.dispatchers
+        channel = self.channel
         if len(dispatchers) == 1:
-            channel.send(Kind.IDLE, self._token, dispatchers[0], server.id)
+            channel.send(IDLE, self._token, dispatchers[0], server.id)
             return
-        uniforms = self.model.uniforms
+        uniforms = self.uniforms
         if self.d is None:
             target = dispatchers[uniforms.randrange(len(dispatchers))]
-            channel.send(Kind.IDLE, self._token, target, server.id)
+            channel.send(IDLE, self._token, target, server.id)
             return
         sampled = [dispatchers[i] for i in uniforms.sample(len(dispatchers), self.d)]
         channel.ask(sampled, _iqueue_length, lambda lengths: channel.send(
-            Kind.IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
+            IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
 
     # -- dispatcher side -------------------------------------------------------------
     def _token(self, dispatcher, sid: int) -> None:  # type: ignore[no-untyped-def]
@@ -104,10 +110,11 @@ class JIQPolicy(Policy):
     def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
         iqueue = dispatcher.state
         servers = dispatcher.servers
-        uniforms = self.model.uniforms
+        uniforms = self.uniforms
         if iqueue:
             job.via_list = True
-            dispatcher.send(job, servers[iqueue.take_random(uniforms.random)])
+            # What ``iqueue.take_random(uniforms.random)`` does (no weights), minus a call.
+            dispatcher.send(job, servers[iqueue.take(int(uniforms.random() * len(iqueue)))])
         else:
             dispatcher.send(job, servers[uniforms.randrange(len(servers))])
 

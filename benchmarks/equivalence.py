@@ -1,0 +1,116 @@
+"""Same seed, same results: a behaviour fingerprint of `emulator.simulate` for every policy.
+
+Run it before and after a performance change and compare:
+
+    python benchmarks/equivalence.py --save /tmp/before.json   # on the old code
+    python benchmarks/equivalence.py --check /tmp/before.json  # on the new code
+
+To fingerprint an older copy of the package without checking it out, put its
+parent folder first on the path: ``PYTHONPATH=/tmp/old python benchmarks/equivalence.py --save ...``
+(PYTHONPATH wins over the editable install).
+
+Every policy runs with zero latency (the fast path) and with exponential latency
+(the event-per-message path), plus variants that reach the other branches:
+several dispatchers, heterogeneous speeds, capacities, server pools, bursty arrivals.
+Results must match exactly (floats compared by repr), except ``wall_seconds``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+import emulator
+
+POLICIES: dict[str, dict[str, Any]] = {
+    "random": {},
+    "round_robin": {},
+    "jsq": {},
+    "sqd": {"d": 2},
+    "jiq": {},
+    "jbt": {"d": 2, "period": 5.0},
+    "threshold": {"d": 3, "threshold": 2},
+}
+LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05}}
+VARIANTS: dict[str, dict[str, Any]] = {
+    "base": {},
+    "dispatchers3": {"dispatchers": 3},
+    "speeds": {"servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8},
+    "capacity": {"capacity": 3, "load": 0.95},
+    "pool": {"discipline": "pool", "capacity": 4, "servers": 5, "load": 0.9},
+    "mmpp2": {"arrivals": {"kind": "mmpp2", "burstiness": 3.0}},
+    "batch": {"arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "service": {"kind": "erlang", "k": 3}},
+}
+EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
+    "jiq_sqd": {"policy": "jiq", "d": 2, "dispatchers": 3},
+    "jiq_memory": {"policy": "jiq", "memory": 2},
+    "jbt_lt": {"policy": "jbt", "d": 3, "period": 3.0, "below": "lt", "rereport": False},
+    "sqd_replace": {"policy": "sqd", "d": 3, "replace": True},
+    "sqd_d5": {"policy": "sqd", "d": 5},
+    "sqd_d8": {"policy": "sqd", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "threshold_d1": {"policy": "threshold", "d": 1},
+    "jsq_big": {"policy": "jsq", "servers": 200},
+}
+
+
+def cases() -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for latency_name, latency in LATENCIES.items():
+        for variant_name, variant in VARIANTS.items():
+            for policy, params in POLICIES.items():
+                kw = {"policy": policy, "servers": 20, "load": 0.9, "jobs": 4000, "seed": 7,
+                      **params, **variant, "latency": latency}
+                if variant_name == "base":
+                    kw["jobs"] = 20000
+                out[f"{policy}/{variant_name}/{latency_name}"] = kw
+        for name, extra in EXTRA.items():
+            kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
+            out[f"{name}/{latency_name}"] = kw
+    return out
+
+
+def fingerprint() -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, kw in cases().items():
+        kw = dict(kw)
+        policy = kw.pop("policy")
+        try:
+            row = emulator.simulate(policy, **kw)
+        except Exception as exc:  # a case that fails must fail the same way
+            result[key] = {"error": f"{type(exc).__name__}: {exc}"}
+            continue
+        result[key] = {k: repr(v) for k, v in row.items() if k != "wall_seconds"}
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--save", metavar="FILE")
+    group.add_argument("--check", metavar="FILE")
+    args = parser.parse_args()
+    print(f"emulator from {emulator.__file__}")
+    now = fingerprint()
+    if args.save:
+        with open(args.save, "w") as handle:
+            json.dump(now, handle, indent=1, sort_keys=True)
+        errors = sum("error" in v for v in now.values())
+        print(f"saved {len(now)} cases ({errors} raised) to {args.save}")
+        return 0
+    with open(args.check) as handle:
+        before = json.load(handle)
+    bad = 0
+    for key in sorted(set(before) | set(now)):
+        if before.get(key) != now.get(key):
+            bad += 1
+            old, new = before.get(key) or {}, now.get(key) or {}
+            diff = {k: (old.get(k), new.get(k)) for k in set(old) | set(new) if old.get(k) != new.get(k)}
+            print(f"DIFFERENT {key}: {diff}")
+    print(f"{len(now) - bad}/{len(now)} cases identical")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

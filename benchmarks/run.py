@@ -1,0 +1,202 @@
+"""Benchmarks of the zero-latency hot path, as ratios against a minimal heapq simulator.
+
+    python benchmarks/run.py            # the full set (a few minutes on 2 cores)
+    python benchmarks/run.py --quick    # fewer jobs and repeats (under a minute), noisier
+
+Every figure is a ratio measured in the same run, never an absolute time, so that
+it means the same on another machine. CPU time is `time.process_time` around one
+call of `emulator.simulate` (config validation and model building included) or of
+`baseline.simulate`; each is the best of ``--repeat`` calls, emulator and baseline
+interleaved so that both see the same machine state. Memory is the peak RSS
+(``ru_maxrss``) of a fresh subprocess per run. See benchmarks/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import baseline
+
+import emulator
+
+POLICY_PARAMS: dict[str, dict[str, Any]] = {"jsq": {}, "sqd": {"d": 2}, "jiq": {}, "jbt": {"d": 2}}
+LABEL = {"jsq": "JSQ", "sqd": "SQ(2)", "jiq": "JIQ", "jbt": "JBT-2"}
+
+
+def cpu(call: Callable[[], Any]) -> tuple[float, Any]:
+    gc.collect()
+    started = time.process_time()
+    result = call()
+    return time.process_time() - started, result
+
+
+def emulated(policy: str, n: int, jobs: int, warmup: int, seed: int = 1) -> Callable[[], dict[str, Any]]:
+    return lambda: emulator.simulate(policy, servers=n, load=0.9, jobs=jobs, warmup_jobs=warmup,
+                                     seed=seed, **POLICY_PARAMS[policy])
+
+
+def baselined(policy: str, n: int, jobs: int, warmup: int, seed: int = 1) -> Callable[[], dict[str, Any]]:
+    return lambda: baseline.simulate(policy, servers=n, load=0.9, jobs=jobs, warmup=warmup, seed=seed)
+
+
+def best_of(calls: dict[str, Callable[[], dict[str, Any]]], repeat: int) -> dict[str, tuple[float, dict[str, Any]]]:
+    """Best-of-``repeat`` CPU seconds of each call, and its (last) result.
+
+    The calls take turns (one round through all of them per repeat), so that a
+    burst of load from elsewhere on the machine hits all of them alike, and the
+    minimum over rounds is the least disturbed figure of each.
+    """
+    times: dict[str, list[float]] = {name: [] for name in calls}
+    results: dict[str, dict[str, Any]] = {}
+    for _ in range(repeat):
+        for name, call in calls.items():
+            t, results[name] = cpu(call)
+            times[name].append(t)
+    return {name: (min(times[name]), results[name]) for name in calls}
+
+
+def peak_rss_kib(policy: str, n: int, jobs: int) -> int:
+    """Peak RSS in KiB of a fresh interpreter that runs one simulation of ``jobs`` jobs."""
+    code = (
+        "import resource, emulator\n"
+        f"emulator.simulate({policy!r}, servers={n}, load=0.9, jobs={jobs}, seed=1, "
+        f"**{POLICY_PARAMS[policy]!r})\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return int(out.stdout.split()[-1])
+
+
+def warm_up() -> None:
+    """Bring both simulators to their steady state before anything is timed.
+
+    First calls pay for lazy imports and the allocator's first arenas. And on
+    CPython 3.11 a function's bytecode is specialised ("quickened") only once it
+    has been called 8 times: the baseline, one function with one long loop, would
+    otherwise run its first calls ~30% slower, while the emulator's small hot
+    functions are called per job and specialise at once. Comparing against a
+    cold baseline would flatter the emulator.
+    """
+    for _ in range(3):
+        for policy in POLICY_PARAMS:
+            emulated(policy, 10, 1_000, 100)()
+            baselined(policy, 10, 1_000, 100)()
+    emulated("sqd", 100, 30_000, 3_000)()
+    baselined("sqd", 100, 30_000, 3_000)()
+
+
+class Table:
+    def __init__(self) -> None:
+        self.rows: list[tuple[str, str, str, float, str, bool]] = []
+
+    def add(self, name: str, measured: str, ratio: float, limit: float, detail: str = "") -> None:
+        self.rows.append((name, measured, detail, ratio, f"<= {limit:g}", ratio <= limit))
+        print(f"  {name}: {measured}  ratio {ratio:.2f} (target <= {limit:g}) "
+              f"{'PASS' if ratio <= limit else 'FAIL'}  {detail}", flush=True)
+
+    def show(self) -> bool:
+        head = ("target", "measured", "ratio", "limit", "")
+        width = [max(len(head[0]), *(len(r[0]) for r in self.rows)),
+                 max(len(head[1]), *(len(r[1]) for r in self.rows))]
+        print()
+        print(f"{head[0]:<{width[0]}}  {head[1]:<{width[1]}}  {'ratio':>6}  {'limit':<7}  result")
+        print("-" * (width[0] + width[1] + 32))
+        for name, measured, _detail, ratio, limit, ok in self.rows:
+            print(f"{name:<{width[0]}}  {measured:<{width[1]}}  {ratio:6.2f}  {limit:<7}  "
+                  f"{'PASS' if ok else 'FAIL'}")
+        return all(row[5] for row in self.rows)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="zero-latency hot path against a heapq baseline")
+    parser.add_argument("--quick", action="store_true", help="fewer jobs and repeats: a smoke run")
+    parser.add_argument("--repeat", type=int, default=None, help="best of this many (default 5; quick 3)")
+    parser.add_argument("--only", choices=["throughput", "flat", "jsq", "memory"], action="append",
+                        help="run only these sections (repeatable)")
+    parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
+    args = parser.parse_args()
+    quick = args.quick
+    repeat = args.repeat or (3 if quick else 5)
+    sections = set(args.only or ["throughput", "flat", "jsq", "memory"])
+    table = Table()
+    record: dict[str, Any] = {"quick": quick, "repeat": repeat}
+    warm_up()
+
+    if "throughput" in sections:
+        jobs = 50_000 if quick else 200_000
+        print(f"Throughput: load 0.9, {jobs} measured jobs + {jobs // 10} warm-up, best of {repeat}")
+        for policy, n in (("jsq", 10), ("sqd", 100)):
+            m = best_of({"emulator": emulated(policy, n, jobs, jobs // 10),
+                         "baseline": baselined(policy, n, jobs, jobs // 10)}, repeat)
+            (emu, emu_row), (base, base_row) = m["emulator"], m["baseline"]
+            rate = (jobs + jobs // 10) / emu / 1000
+            table.add(f"throughput {LABEL[policy]} N={n}", f"emulator {emu:.2f}s / heapq {base:.2f}s",
+                      emu / base, 4.0,
+                      f"({rate:.0f}k jobs/s; mean response emulator {emu_row['mean_response']:.3f}, "
+                      f"heapq {base_row['mean_response']:.3f}; messages/job {emu_row['messages_per_job']:g})")
+            record[f"throughput_{policy}_{n}"] = {"emulator": emu, "baseline": base}
+
+    if "flat" in sections:
+        small, large = 10, (2_000 if quick else 10_000)
+        jobs = 50_000 if quick else 200_000
+        warmup = 10 * large  # the same number of jobs at both N: enough to fill N=large servers
+        print(f"Flat in N: N={small} -> {large}, load 0.9, {warmup} warm-up + {jobs} measured jobs, "
+              f"best of {repeat}")
+        per_job = 1e6 / (warmup + jobs)
+        for policy in ("sqd", "jiq", "jbt"):
+            m = best_of({"emulator lo": emulated(policy, small, jobs, warmup),
+                         "baseline lo": baselined(policy, small, jobs, warmup),
+                         "emulator hi": emulated(policy, large, jobs, warmup),
+                         "baseline hi": baselined(policy, large, jobs, warmup)}, repeat)
+            emu = (m["emulator lo"][0], m["emulator hi"][0])
+            base = (m["baseline lo"][0], m["baseline hi"][0])
+            emu_growth, base_growth = emu[1] / emu[0], base[1] / base[0]
+            table.add(f"flat in N {LABEL[policy]} {small}->{large}",
+                      f"emulator x{emu_growth:.2f} / heapq x{base_growth:.2f}", emu_growth / base_growth, 1.5,
+                      f"(us per job: emulator {emu[0] * per_job:.1f} -> {emu[1] * per_job:.1f}, "
+                      f"heapq {base[0] * per_job:.1f} -> {base[1] * per_job:.1f})")
+            record[f"flat_{policy}"] = {"emulator": emu, "baseline": base, "jobs": warmup + jobs}
+
+    if "jsq" in sections:
+        small, large = 10, 1_000
+        jobs = 50_000 if quick else 200_000
+        warmup = 10 * large
+        print(f"JSQ in N: N={small} -> {large}, load 0.9, {warmup} warm-up + {jobs} measured jobs, best of {repeat}")
+        m = best_of({"lo": emulated("jsq", small, jobs, warmup), "hi": emulated("jsq", large, jobs, warmup)},
+                    repeat)
+        (lo, lo_row), (hi, hi_row) = m["lo"], m["hi"]
+        messages = hi_row["messages_per_job"]
+        ok_messages = messages == 2 * large and lo_row["messages_per_job"] == 2 * small
+        table.add(f"JSQ per-job cost N={small}->{large}",
+                  f"x{hi / lo:.2f}, {messages:g} msgs/job{'' if ok_messages else ' (NOT 2N)'}",
+                  hi / lo if ok_messages else float("inf"), 3.0, f"({lo:.2f}s -> {hi:.2f}s)")
+        record["jsq_growth"] = {"emulator": [lo, hi], "messages_per_job": messages}
+
+    if "memory" in sections:
+        few, many = (20_000, 200_000) if quick else (100_000, 1_000_000)
+        print(f"Memory: peak RSS of SQ(2) N=100 with {few} and {many} jobs, fresh subprocesses")
+        rss_few = peak_rss_kib("sqd", 100, few)
+        rss_many = peak_rss_kib("sqd", 100, many)
+        table.add(f"memory {many:.0e} / {few:.0e} jobs",
+                  f"{rss_many / 1024:.0f} MiB / {rss_few / 1024:.0f} MiB", rss_many / rss_few, 1.5)
+        record["memory_kib"] = [rss_few, rss_many]
+
+    ok = table.show()
+    if args.json:
+        record["rows"] = [{"name": r[0], "measured": r[1], "ratio": r[3], "pass": r[5]} for r in table.rows]
+        with open(args.json, "w") as handle:
+            json.dump(record, handle, indent=1)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
