@@ -135,10 +135,10 @@ class JBTPolicy(Policy):
         listed = dispatcher.state
         servers = dispatcher.servers
         uniforms = self.uniforms
-        if listed:
+        if listed.ids:  # the list itself: IdList's __len__ would cost a Python call, twice per job
             job.via_list = True
             if self.weights is None:  # what take_random does without weights, minus a call
-                sid = listed.take(int(uniforms.random() * len(listed)))
+                sid = listed.take(int(uniforms.random() * len(listed.ids)))
             else:
                 sid = listed.take_random(uniforms.random, self.weights)
             dispatcher.send(job, servers[sid])

@@ -111,10 +111,10 @@ class JIQPolicy(Policy):
         iqueue = dispatcher.state
         servers = dispatcher.servers
         uniforms = self.uniforms
-        if iqueue:
+        if iqueue.ids:  # the list itself: IdList's __len__ would cost a Python call, twice per job
             job.via_list = True
             # What ``iqueue.take_random(uniforms.random)`` does (no weights), minus a call.
-            dispatcher.send(job, servers[iqueue.take(int(uniforms.random() * len(iqueue)))])
+            dispatcher.send(job, servers[iqueue.take(int(uniforms.random() * len(iqueue.ids)))])
         else:
             dispatcher.send(job, servers[uniforms.randrange(len(servers))])
 
