@@ -53,13 +53,16 @@ class Channel:
         else:
             self._later(deliver, args)
 
-    def count(self, kind: Kind, n: int) -> None:
-        """Count ``n`` instant messages whose effect the caller applies itself.
+    def count_round_trips(self, n: int) -> None:
+        """Count ``n`` instant queries and their ``n`` replies whose effect the caller applies itself.
 
-        Only for the zero-latency shortcuts (JSQ's incremental argmin), where
-        delivering N messages one by one would change nothing but the cost.
+        Only for the zero-latency shortcuts (JSQ's incremental argmin, SQ(d) reading
+        the sampled lengths), where delivering the messages one by one would change
+        nothing but the cost.
         """
-        self.counts[kind] += n
+        counts = self.counts
+        counts[QUERY] += n
+        counts[REPLY] += n
 
     def transfer(self, job: Any, server: Any) -> None:
         """Move a job to a server (not a control message)."""

@@ -20,12 +20,10 @@ class Job:
         self.arrival = arrival
         self.size = size
         self.measured = measured
-        self.dispatched = arrival
-        self.at_server = arrival
-        self.start = arrival
-        self.server = -1
+        # dispatched, at_server, start and server are set when they happen.
         self.via_list = False
         self.blocked = False
 
     def __repr__(self) -> str:
-        return f"Job({self.id}, arrival={self.arrival:g}, size={self.size:g}, server={self.server})"
+        server = getattr(self, "server", None)
+        return f"Job({self.id}, arrival={self.arrival:g}, size={self.size:g}, server={server})"

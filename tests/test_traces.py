@@ -188,30 +188,39 @@ def test_jsq_joins_a_shortest_queue_at_every_dispatch(system) -> None:  # type: 
     assert metrics["messages_per_job"] == 10.0
 
 
-def test_sqd_joins_the_shortest_of_its_sample(trace_rows) -> None:  # type: ignore[no-untyped-def]
-    # N=4, d=2, 12 jobs of size 100 one unit apart: nothing leaves during the trace, so a
-    # server's length is the number of jobs sent to it before. Each job asks 2 distinct
+@pytest.mark.parametrize("d", [2, 3])
+def test_sqd_joins_the_shortest_of_its_sample(trace_rows, d: int) -> None:  # type: ignore[no-untyped-def]
+    # N=4, 12 jobs of size 100 one unit apart: nothing leaves during the trace, so a
+    # server's length is the number of jobs sent to it before. Each job asks d distinct
     # servers, their replies are those lengths, and the job joins a sampled server with the
-    # smaller reply.
+    # smallest reply. With zero latency the query round is not delivered message by message
+    # (the policy reads the lengths and counts 2d messages), so the rounds are observed with a
+    # latency of 1e-6: far shorter than the gaps, it changes no length and no decision.
     rows = [(float(t), 100.0) for t in range(1, 13)]
-    trace = traced({"name": "sqd", "d": 2}, servers=4, **trace_rows(rows))
-    metrics = trace.run()
+    trace = traced({"name": "sqd", "d": d}, servers=4, latency=1e-6, **trace_rows(rows))
+    trace.run()
     assert len(trace.asks) == 12
     sent_before: list[int] = [0, 0, 0, 0]
     for (_, targets, replies), (_, _, _, sid, _) in zip(trace.asks, trace.sent, strict=True):
-        assert len(set(targets)) == 2
+        assert len(set(targets)) == d
         assert replies == [sent_before[t] for t in targets]
         assert sid in targets and replies[targets.index(sid)] == min(replies)
         sent_before[sid] += 1
-    assert trace.count("query") == trace.count("reply") == 24  # 2d = 4 per job
-    assert metrics["messages_per_job"] == 4.0
+    assert trace.count("query") == trace.count("reply") == 12 * d
+    # The zero-latency shortcut draws the same random numbers and makes the same choices.
+    instant = traced({"name": "sqd", "d": d}, servers=4, **trace_rows(rows))
+    metrics = instant.run()
+    assert [sent[3] for sent in instant.sent] == [sent[3] for sent in trace.sent]
+    assert instant.count("query") == instant.count("reply") == 12 * d
+    assert metrics["messages_per_job"] == 2 * d
 
 
 def test_sqd_with_replacement_may_ask_a_server_twice() -> None:
     # Mitzenmacher's wording: d picks with replacement. On N=2 with d=2 the two picks agree
     # with probability 1/2 per job; over 40 jobs with a fixed seed some do ((1/2)^40 otherwise).
     # Either way every pick is a query and a reply.
-    trace = traced({"name": "sqd", "d": 2, "replace": True}, servers=2, jobs=40, seed=3)
+    # (A latency of 1e-6 makes the query rounds observable, as above.)
+    trace = traced({"name": "sqd", "d": 2, "replace": True}, servers=2, jobs=40, seed=3, latency=1e-6)
     trace.run()
     assert any(len(set(targets)) == 1 for _, targets, _ in trace.asks)
     assert trace.count("query") == trace.count("reply") == 2 * len(trace.asks)
