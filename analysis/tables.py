@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import pandas as pd
 
@@ -62,7 +61,7 @@ def comparison_table(summary: pd.DataFrame, metrics: tuple[str, ...] | list[str]
         half = summary.get(f"{metric}_ci95")
         table[_header(metric)] = [
             _cell(m, None if half is None else h, digits)
-            for m, h in zip(summary[metric], half if half is not None else [None] * len(summary))]
+            for m, h in zip(summary[metric], half if half is not None else [None] * len(summary), strict=True)]
     if format == "csv":
         return table.to_csv(index=False)
     if format == "markdown":

@@ -88,7 +88,7 @@ def _batch_poisson(rng: np.random.Generator, rate: float, mean_batch: float) -> 
     while True:
         batch_gaps = rng.exponential(mean_batch / rate, BATCH).tolist()
         sizes = rng.geometric(p, BATCH).tolist()
-        for gap, size in zip(batch_gaps, sizes):
+        for gap, size in zip(batch_gaps, sizes, strict=True):
             yield gap
             for _ in range(size - 1):
                 yield 0.0

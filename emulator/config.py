@@ -15,11 +15,10 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 import yaml
-from pydantic import (BaseModel, ConfigDict, Field, ValidationError, field_validator,
-                      model_validator)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from . import distributions
@@ -168,10 +167,12 @@ class PrecisionConfig(Strict):
 
 Values = Annotated[tuple[Any, ...], Field(strict=False)]  # a swept key's values: a YAML list
 
-PolicyEntry = Annotated[
-    Union[tuple(cls.Config for cls in REGISTRY.values())],  # type: ignore[valid-type]
-    Field(discriminator="name"),
-]
+if TYPE_CHECKING:
+    PolicyEntry = Any
+else:
+    # One member per registered policy, told apart by `name`: built from the registry.
+    PolicyEntry = Annotated[Union[tuple(cls.Config for cls in REGISTRY.values())],  # noqa: UP007
+                            Field(discriminator="name")]
 
 
 class Scenario(Strict):
@@ -195,7 +196,7 @@ class Scenario(Strict):
     system: SystemConfig = SystemConfig()
     workload: WorkloadConfig = WorkloadConfig()
     network: NetworkConfig = NetworkConfig()
-    policies: tuple[PolicyEntry, ...] = Field(min_length=1, strict=False)  # type: ignore[valid-type]
+    policies: tuple[PolicyEntry, ...] = Field(min_length=1, strict=False)
     sweep: dict[str, Values] = Field(
         default_factory=dict, strict=False, description="cartesian product of dotted keys and their values")
     zip: tuple[dict[str, Values], ...] = Field(
@@ -271,7 +272,8 @@ class Scenario(Strict):
         base.pop("zip", None)
         axes: list[list[dict[str, Any]]] = [
             [{key: value} for value in values] for key, values in self.sweep.items()]
-        axes += [[dict(zip(group, row)) for row in zip(*group.values())] for group in self.zip]
+        axes += [[dict(zip(group, row, strict=True)) for row in zip(*group.values(), strict=True)]
+                 for group in self.zip]
         points = []
         for index, combination in enumerate(itertools.product(*axes)):
             values: dict[str, Any] = {}

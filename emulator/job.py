@@ -15,6 +15,17 @@ class Job:
     __slots__ = ("id", "arrival", "size", "measured", "dispatched", "at_server", "start",
                  "server", "via_list", "blocked")
 
+    id: int
+    arrival: float
+    size: float
+    measured: bool
+    dispatched: float  # when the dispatcher sent it
+    at_server: float  # when it reached its server
+    start: float  # start of service
+    server: int
+    via_list: bool
+    blocked: bool
+
     def __init__(self, id: int, arrival: float, size: float, measured: bool) -> None:
         self.id = id
         self.arrival = arrival

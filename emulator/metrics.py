@@ -166,8 +166,8 @@ class Recorder:
         (t0, area0, counts0), (t1, area1, counts1) = self.window
         span = t1 - t0
         served = self.finished - self.blocked
-        messages = [b - a for a, b in zip(counts0, counts1)]
-        per_job = {f"messages_per_job_{kind}": n / self.jobs for kind, n in zip(KINDS, messages)}
+        messages = [b - a for a, b in zip(counts0, counts1, strict=True)]
+        per_job = {f"messages_per_job_{kind}": n / self.jobs for kind, n in zip(KINDS, messages, strict=True)}
         nan = math.nan
         return {
             "jobs": self.jobs,

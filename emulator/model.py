@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import simpy
 from simpy.events import Timeout
@@ -82,7 +83,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
 
 
 def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
-            dispatchers: list[Dispatcher], split: Uniforms | None, recorder: Recorder):  # type: ignore[no-untyped-def]
+            dispatchers: list[Dispatcher], split: Uniforms | None,
+            recorder: Recorder) -> Generator[simpy.Event, Any, None]:
     """The arrival process: draws each job, then hands it to a uniformly random dispatcher."""
     job_id = 0
     single = dispatchers[0]

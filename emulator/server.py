@@ -12,7 +12,7 @@ property costs a Python call, and these lines run several times per job).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
@@ -84,7 +84,7 @@ class FifoServer(Server):
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 
-    def _serve(self):  # type: ignore[no-untyped-def]
+    def _serve(self) -> Generator[simpy.Event, Any, None]:
         env, queue, recorder = self.env, self.queue, self.recorder
         while True:
             if not queue:

@@ -58,7 +58,7 @@ def resolve_int(value: int | str, n: int) -> int:
     if abs(result - round(result)) > 1e-9:
         raise ValueError(
             f"expected a whole number, '{value}' gives {result:.6g} at N={n} (use floor or ceil)")
-    return int(round(result))
+    return round(result)
 
 
 class Policy:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 from simpy.events import Timeout
 
 from ..messages import Kind
 from .base import IdList, IntOrExpr, Policy, PolicyConfig, queue_length
+
+if TYPE_CHECKING:
+    from collections.abc import Generator
+
+    from simpy.events import Event
+
+    from ..dispatcher import Dispatcher
+    from ..job import Job
+    from ..model import Model
+    from ..server import Server
 
 # Bound once: reading ``Kind.REPORT`` (an Enum member as a class attribute) costs about
 # 0.1 us on Python 3.11, and a report goes out on a large share of departures.
@@ -66,10 +76,10 @@ class JBTPolicy(Policy):
     expressions: ClassVar[tuple[str, ...]] = ("d",)
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         return f"JBT-{params['d']}"
 
-    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.d = params["d"]
         self.period = params["period"]
@@ -92,7 +102,7 @@ class JBTPolicy(Policy):
         model.env.process(self._updates(model.dispatchers[0]))
 
     # -- server side -----------------------------------------------------------------
-    def _check(self, server) -> None:  # type: ignore[no-untyped-def]
+    def _check(self, server: Server) -> None:
         sid = server.id
         if self.listed[sid]:
             return
@@ -105,19 +115,19 @@ class JBTPolicy(Policy):
                 dispatchers[self.uniforms.randrange(len(dispatchers))]
             self.channel.send(REPORT, _reported, target, sid)
 
-    def _arrived(self, server, job) -> None:  # type: ignore[no-untyped-def]
+    def _arrived(self, server: Server, job: Job) -> None:
         if job.via_list:
             self.listed[server.id] = False
             if self.rereport:
                 self._check(server)
 
-    def _new_threshold(self, server, r: int) -> None:  # type: ignore[no-untyped-def]
+    def _new_threshold(self, server: Server, r: int) -> None:
         self.threshold[server.id] = r
         if self.recheck:
             self._check(server)
 
     # -- dispatcher side -------------------------------------------------------------
-    def _updates(self, dispatcher):  # type: ignore[no-untyped-def]
+    def _updates(self, dispatcher: Dispatcher) -> Generator[Event, Any, None]:
         servers = self.model.servers
         channel = self.model.channel
         while True:
@@ -131,7 +141,7 @@ class JBTPolicy(Policy):
 
             channel.ask(sampled, queue_length, broadcast)
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         listed = dispatcher.state
         servers = dispatcher.servers
         uniforms = self.uniforms
@@ -146,5 +156,5 @@ class JBTPolicy(Policy):
             dispatcher.send(job, servers[uniforms.randrange(len(servers))])
 
 
-def _reported(dispatcher, sid: int) -> None:  # type: ignore[no-untyped-def]
+def _reported(dispatcher: Dispatcher, sid: int) -> None:
     dispatcher.state.add(sid)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
 from ..messages import Kind
 from .base import IdList, Policy, PolicyConfig, shortest
+
+if TYPE_CHECKING:
+    from ..dispatcher import Dispatcher
+    from ..job import Job
+    from ..model import Model
+    from ..server import Server
 
 # Bound once: reading ``Kind.IDLE`` (an Enum member as a class attribute) costs about
 # 0.1 us on Python 3.11, and a token goes out on almost every departure at low load.
@@ -57,18 +63,18 @@ class JIQPolicy(Policy):
     messages = "1 idle per idle period (at most 1 per job with one dispatcher); JIQ-SQ(d): + 2d"
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         label = "JIQ" if params["d"] is None else f"JIQ-SQ({params['d']})"
         return label if params["memory"] is None else f"{label}(A={params['memory']})"
 
     @classmethod
-    def check(cls, params: dict, servers: int, dispatchers: int) -> dict[str, str]:
+    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
         d = params["d"]
         if d is not None and d > dispatchers:
             return {"d": f"expected at most system.dispatchers={dispatchers} I-queues to sample, got {d}"}
         return {}
 
-    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.d = params["d"]
         self.memory = params["memory"]
@@ -82,11 +88,11 @@ class JIQPolicy(Policy):
             self._send_token(server)
 
     # -- server side -----------------------------------------------------------------
-    def _departed(self, server) -> None:  # type: ignore[no-untyped-def]
+    def _departed(self, server: Server) -> None:
         if server.length == 0:
             self._send_token(server)
 
-    def _send_token(self, server) -> None:  # type: ignore[no-untyped-def]
+    def _send_token(self, server: Server) -> None:
         dispatchers = self.dispatchers
         channel = self.channel
         if len(dispatchers) == 1:
@@ -102,12 +108,12 @@ class JIQPolicy(Policy):
             IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
 
     # -- dispatcher side -------------------------------------------------------------
-    def _token(self, dispatcher, sid: int) -> None:  # type: ignore[no-untyped-def]
+    def _token(self, dispatcher: Dispatcher, sid: int) -> None:
         iqueue = dispatcher.state
         if self.memory is None or len(iqueue) < self.memory:
             iqueue.add(sid)
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         iqueue = dispatcher.state
         servers = dispatcher.servers
         uniforms = self.uniforms
@@ -119,5 +125,5 @@ class JIQPolicy(Policy):
             dispatcher.send(job, servers[uniforms.randrange(len(servers))])
 
 
-def _iqueue_length(dispatcher) -> int:  # type: ignore[no-untyped-def]
+def _iqueue_length(dispatcher: Dispatcher) -> int:
     return len(dispatcher.state)

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from .base import queue_length, Policy, PolicyConfig, shortest
+from .base import Policy, PolicyConfig, queue_length, shortest
 
+if TYPE_CHECKING:
+    from ..dispatcher import Dispatcher
+    from ..job import Job
+    from ..model import Model
+    from ..server import Server
 
 
 class JSQConfig(PolicyConfig):
@@ -39,7 +44,7 @@ class LengthIndex:
         self.position[sid] = len(target)
         target.append(sid)
 
-    def arrived(self, server, job) -> None:  # type: ignore[no-untyped-def]
+    def arrived(self, server: Server, job: Job) -> None:
         if job.blocked:
             return
         new = server.length
@@ -47,7 +52,7 @@ class LengthIndex:
         if new - 1 == self.low and not self.buckets[self.low]:
             self.low = new
 
-    def departed(self, server) -> None:  # type: ignore[no-untyped-def]
+    def departed(self, server: Server) -> None:
         new = server.length
         self._move(server.id, new + 1, new)
         if new < self.low:
@@ -78,10 +83,10 @@ class JSQPolicy(Policy):
     messages = "2N per job (N query + N reply)"
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         return "JSQ"
 
-    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.index: LengthIndex | None = None
         if model.channel.instant:
@@ -90,7 +95,7 @@ class JSQPolicy(Policy):
                 server.on_arrive = self.index.arrived
                 server.on_depart = self.index.departed
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
         if self.index is not None:
             channel = dispatcher.channel

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .base import Policy, PolicyConfig
+
+if TYPE_CHECKING:
+    from ..dispatcher import Dispatcher
+    from ..job import Job
 
 
 class RandomConfig(PolicyConfig):
@@ -28,9 +32,9 @@ class RandomPolicy(Policy):
     messages = "0 per job"
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         return "Random"
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
         dispatcher.send(job, servers[self.model.uniforms.randrange(len(servers))])

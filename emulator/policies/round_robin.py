@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from .base import Policy, PolicyConfig
+
+if TYPE_CHECKING:
+    from ..dispatcher import Dispatcher
+    from ..job import Job
+    from ..model import Model
 
 
 class RoundRobinConfig(PolicyConfig):
@@ -28,16 +33,16 @@ class RoundRobinPolicy(Policy):
     messages = "0 per job"
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         return "RR"
 
-    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         n, dispatchers = len(model.servers), model.dispatchers
         for dispatcher in dispatchers:
             dispatcher.state = dispatcher.id * n // len(dispatchers)
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
         position = dispatcher.state
         dispatcher.state = position + 1 if position + 1 < len(servers) else 0

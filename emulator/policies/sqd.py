@@ -4,11 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from operator import attrgetter
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from .base import IntOrExpr, Policy, PolicyConfig, shortest
+
+if TYPE_CHECKING:
+    from ..dispatcher import Dispatcher
+    from ..job import Job
+    from ..model import Model
 
 # A server's answer to a query: what `base.queue_length` gives (``length`` is an int),
 # but implemented in C. SQ(d) asks d servers per job, and with zero latency the channel
@@ -63,21 +68,21 @@ class SQDPolicy(Policy):
     expressions: ClassVar[tuple[str, ...]] = ("d",)
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         return f"SQ({params['d']})"
 
     @classmethod
-    def check(cls, params: dict, servers: int, dispatchers: int) -> dict[str, str]:
+    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
         return {} if params["replace"] else super().check(params, servers, dispatchers)
 
-    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.d = params["d"]
         self.replace = params["replace"]
         self.uniforms = model.uniforms
         self.pair = self.d == 2 and not self.replace
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
         uniforms = self.uniforms
         channel = dispatcher.channel

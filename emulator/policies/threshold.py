@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from .base import queue_length, IntOrExpr, Policy, PolicyConfig
+from .base import IntOrExpr, Policy, PolicyConfig, queue_length
+
+if TYPE_CHECKING:
+    from ..dispatcher import Dispatcher
+    from ..job import Job
+    from ..model import Model
+    from ..server import Server
 
 
 class ThresholdConfig(PolicyConfig):
@@ -36,25 +42,25 @@ class ThresholdPolicy(Policy):
     expressions: ClassVar[tuple[str, ...]] = ("d",)
 
     @classmethod
-    def label(cls, params: dict) -> str:
+    def label(cls, params: dict[str, Any]) -> str:
         return f"Thr({params['d']},{params['threshold']})"
 
     @classmethod
-    def check(cls, params: dict, servers: int, dispatchers: int) -> dict[str, str]:
+    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
         return {} if params["replace"] else super().check(params, servers, dispatchers)
 
-    def __init__(self, model, params) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.d = params["d"]
         self.threshold = params["threshold"]
         self.replace = params["replace"]
 
-    def dispatch(self, dispatcher, job) -> None:  # type: ignore[no-untyped-def]
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
         order = self.model.uniforms.sample(len(servers), self.d, self.replace)
         self._probe(dispatcher, job, [servers[i] for i in order], 0)
 
-    def _probe(self, dispatcher, job, probes, i) -> None:  # type: ignore[no-untyped-def]
+    def _probe(self, dispatcher: Dispatcher, job: Job, probes: list[Server], i: int) -> None:
         server = probes[i]
 
         def on_reply(lengths: list[int]) -> None:
