@@ -190,7 +190,7 @@ class _Bars:
     def start(self, total: int) -> None:
         if not self.enabled or total == 0:
             return
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a widget in notebooks, text in a terminal
 
         if self.tasks is None:
             self.tasks = tqdm(total=total, desc=self.name, unit="task")
@@ -205,7 +205,7 @@ class _Bars:
     def jobs(self, todo: list[Any]) -> Any:
         if not self.enabled or not todo:
             return None
-        from tqdm import tqdm
+        from tqdm.auto import tqdm  # a widget in notebooks, text in a terminal
 
         total = todo[0].point.scenario.run.jobs
 

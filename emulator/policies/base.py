@@ -81,7 +81,7 @@ class Policy:
     def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
         """Checks that need the resolved sweep point: ``{field: problem}``; empty if fine."""
         d = params.get("d")
-        if d is not None and d > servers:
+        if d is not None and d > servers and not params.get("replace", False):
             return {"d": f"expected at most N={servers} servers to sample, got {d}"}
         return {}
 
@@ -160,3 +160,35 @@ class IdList:
 def queue_length(server: Any) -> int:
     """A server's answer to a query: its jobs in service plus waiting."""
     return int(server.length)
+
+
+class ListPolicy(Policy):
+    """The dispatcher side of the pull-based policies (JIQ, JBT-d).
+
+    ``dispatcher.state`` is an `IdList` of reported servers. A job goes to a
+    listed server taken uniformly at random (or with probability proportional to
+    ``weights``, the servers' rates, when set), which removes it and tells the
+    server through ``job.via_list``; with an empty list, to a uniformly random server.
+    """
+
+    weights: list[float] | None = None
+
+    def __init__(self, model: Model, params: dict[str, Any]) -> None:
+        super().__init__(model, params)
+        self.uniforms = model.uniforms
+        for dispatcher in model.dispatchers:
+            dispatcher.state = IdList()
+
+    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+        listed = dispatcher.state
+        servers = dispatcher.servers
+        uniforms = self.uniforms
+        if listed.ids:  # the list itself: IdList's __len__ would cost a Python call, twice per job
+            job.via_list = True
+            if self.weights is None:  # what take_random does without weights, minus a call
+                sid = listed.take(int(uniforms.random() * len(listed.ids)))
+            else:
+                sid = listed.take_random(uniforms.random, self.weights)
+            dispatcher.send(job, servers[sid])
+        else:
+            dispatcher.send(job, servers[uniforms.randrange(len(servers))])

@@ -8,7 +8,7 @@ from pydantic import Field
 from simpy.events import Timeout
 
 from ..messages import Kind
-from .base import IdList, IntOrExpr, Policy, PolicyConfig, queue_length
+from .base import IntOrExpr, ListPolicy, PolicyConfig, queue_length
 
 if TYPE_CHECKING:
     from collections.abc import Generator
@@ -38,7 +38,7 @@ class JBTConfig(PolicyConfig):
     initial_threshold: int = Field(0, ge=0, description="threshold before the first update")
 
 
-class JBTPolicy(Policy):
+class JBTPolicy(ListPolicy):
     """Servers below a threshold report; jobs go to a reported server, else at random.
 
     Server side: a server is *below* when its length is <= r (``below: le``,
@@ -90,11 +90,9 @@ class JBTPolicy(Policy):
         self.threshold = [params["initial_threshold"]] * n  # r as each server knows it
         self.listed = [False] * n
         # Bound once: the hooks below run on most arrivals and departures.
-        self.dispatchers, self.channel, self.uniforms = model.dispatchers, model.channel, model.uniforms
+        self.dispatchers, self.channel = model.dispatchers, model.channel
         speeds = [server.speed for server in model.servers]
         self.weights = None if len(set(speeds)) == 1 else speeds
-        for dispatcher in model.dispatchers:
-            dispatcher.state = IdList()
         for server in model.servers:
             server.on_arrive = self._arrived
             server.on_depart = self._check
@@ -141,19 +139,6 @@ class JBTPolicy(Policy):
 
             channel.ask(sampled, queue_length, broadcast)
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
-        listed = dispatcher.state
-        servers = dispatcher.servers
-        uniforms = self.uniforms
-        if listed.ids:  # the list itself: IdList's __len__ would cost a Python call, twice per job
-            job.via_list = True
-            if self.weights is None:  # what take_random does without weights, minus a call
-                sid = listed.take(int(uniforms.random() * len(listed.ids)))
-            else:
-                sid = listed.take_random(uniforms.random, self.weights)
-            dispatcher.send(job, servers[sid])
-        else:
-            dispatcher.send(job, servers[uniforms.randrange(len(servers))])
 
 
 def _reported(dispatcher: Dispatcher, sid: int) -> None:

@@ -7,11 +7,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import Field
 
 from ..messages import Kind
-from .base import IdList, Policy, PolicyConfig, shortest
+from .base import ListPolicy, PolicyConfig, shortest
 
 if TYPE_CHECKING:
     from ..dispatcher import Dispatcher
-    from ..job import Job
     from ..model import Model
     from ..server import Server
 
@@ -30,7 +29,7 @@ class JIQConfig(PolicyConfig):
         None, ge=0, description="at most this many ids in a dispatcher's I-queue; default unbounded")
 
 
-class JIQPolicy(Policy):
+class JIQPolicy(ListPolicy):
     """Idle servers send a token; jobs go to a server from the I-queue, else at random.
 
     Server side: every time a server becomes idle it sends one ``idle`` message
@@ -79,9 +78,7 @@ class JIQPolicy(Policy):
         self.d = params["d"]
         self.memory = params["memory"]
         # Bound once: a token goes out on most departures at large N.
-        self.dispatchers, self.channel, self.uniforms = model.dispatchers, model.channel, model.uniforms
-        for dispatcher in model.dispatchers:
-            dispatcher.state = IdList()
+        self.dispatchers, self.channel = model.dispatchers, model.channel
         for server in model.servers:
             server.on_depart = self._departed
         for server in model.servers:
@@ -113,16 +110,6 @@ class JIQPolicy(Policy):
         if self.memory is None or len(iqueue) < self.memory:
             iqueue.add(sid)
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
-        iqueue = dispatcher.state
-        servers = dispatcher.servers
-        uniforms = self.uniforms
-        if iqueue.ids:  # the list itself: IdList's __len__ would cost a Python call, twice per job
-            job.via_list = True
-            # What ``iqueue.take_random(uniforms.random)`` does (no weights), minus a call.
-            dispatcher.send(job, servers[iqueue.take(int(uniforms.random() * len(iqueue.ids)))])
-        else:
-            dispatcher.send(job, servers[uniforms.randrange(len(servers))])
 
 
 def _iqueue_length(dispatcher: Dispatcher) -> int:

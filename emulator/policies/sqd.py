@@ -71,10 +71,6 @@ class SQDPolicy(Policy):
     def label(cls, params: dict[str, Any]) -> str:
         return f"SQ({params['d']})"
 
-    @classmethod
-    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
-        return {} if params["replace"] else super().check(params, servers, dispatchers)
-
     def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.d = params["d"]

@@ -45,10 +45,6 @@ class ThresholdPolicy(Policy):
     def label(cls, params: dict[str, Any]) -> str:
         return f"Thr({params['d']},{params['threshold']})"
 
-    @classmethod
-    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
-        return {} if params["replace"] else super().check(params, servers, dispatchers)
-
     def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
         self.d = params["d"]
