@@ -16,7 +16,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 import simpy
-from simpy.events import Timeout
+from simpy.events import NORMAL, Timeout
 
 from .job import Job
 from .metrics import Recorder
@@ -52,6 +52,20 @@ class Server:
         return f"{type(self).__name__}({self.id}, length={self.length})"
 
 
+class _Wake(simpy.Event):
+    """What an idle server process waits for: the end of the service of the job that ends its idling.
+
+    Triggering it for a time in the future, as `simpy.Timeout` does for a new event,
+    costs one scheduled event per busy period's first job, where waking the process
+    now and then starting a timeout would cost two.
+    """
+
+    def after(self, delay: float) -> None:
+        self._ok = True
+        self._value = None
+        self.env.schedule(self, NORMAL, delay)
+
+
 class FifoServer(Server):
     """One server, first come first served; its SimPy process serves the queue.
 
@@ -65,7 +79,7 @@ class FifoServer(Server):
                  recorder: Recorder) -> None:
         super().__init__(env, id, speed, capacity, recorder)
         self.queue: deque[Job] = deque()
-        self._wake: simpy.Event | None = None
+        self._wake: _Wake | None = None
         self.process = env.process(self._serve())
 
     def accept(self, job: Job) -> None:
@@ -78,22 +92,26 @@ class FifoServer(Server):
         self.queue.append(job)
         self.length += 1
         self.recorder.enter(now)
-        if self._wake is not None:
+        if self._wake is not None:  # idle: service starts now and the process wakes at its end
             wake, self._wake = self._wake, None
-            wake.succeed()
+            job.start = now
+            wake.after(job.size * self.inv_speed)
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 
     def _serve(self) -> Generator[simpy.Event, Any, None]:
         env, queue, recorder = self.env, self.queue, self.recorder
         while True:
-            if not queue:
-                self._wake = env.event()
+            if queue:
+                job = queue[0]
+                job.start = env._now
+                yield Timeout(env, job.size * self.inv_speed)
+            else:
+                # Idle: the first job of the next busy period starts its service in `accept`,
+                # which schedules this event for the end of it.
+                self._wake = _Wake(env)
                 yield self._wake
-            job = queue[0]
-            job.start = env._now
-            yield Timeout(env, job.size * self.inv_speed)
-            queue.popleft()
+            job = queue.popleft()
             self.length -= 1
             recorder.leave(job, env._now)
             if self.on_depart is not None:
