@@ -35,6 +35,9 @@ def main() -> None:
     args = parser.parse_args()
     scenario = sweep(args.jobs)
     walls = {}
+    # Warm up this process first (imports, first calls), so the serial run, which runs
+    # here, is not charged for them.
+    emulator.run(sweep(1000).with_overrides(replications=1), workers=1)
     with tempfile.TemporaryDirectory() as tmp:
         for workers in (1, 2):
             out = Path(tmp) / str(workers)
