@@ -98,7 +98,10 @@ def _run(args: argparse.Namespace) -> int:
             from distributed import Client
         except ImportError:
             raise ScenarioError("--dask: needs the dask extra (pip install 'lbemu[dask]')") from None
-        executor = Client(args.dask).get_executor()
+        try:
+            executor = Client(args.dask, timeout=15).get_executor()
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise ScenarioError(f"--dask: cannot reach a scheduler at '{args.dask}' ({exc})") from None
     try:
         results = run(scenario, workers=args.workers, executor=executor, out=out,
                       progress=not args.quiet, force=args.force)
