@@ -164,6 +164,7 @@ BAD = [
     (["run"], "scenario"),
     (["frobnicate"], "frobnicate"),
     ([], "command"),
+    (["run", QUICKSTART, "--dask", "not an address", "--quiet"], "--dask"),
     (["table", "no_such_results_folder"], "no_such_results_folder"),
     (["plot", "no_such_results_folder"], "no_such_results_folder"),
 ]
