@@ -479,6 +479,8 @@ def format_error(exc: ValidationError) -> str:
         expected = ctx.get("expected_tags", ", ".join(REGISTRY))
         message = f"expected one of {expected}"
         given = ctx.get("tag")
+        if given is None:
+            return f"{loc}: {message}, got nothing"
     elif kind == "too_short":
         message = f"expected at least {ctx.get('min_length', 1)} item(s)"
     elif kind == "literal_error":
