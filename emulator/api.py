@@ -117,6 +117,8 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
         store = Store(Path(out), scenario.to_dict(), force=force)
         write_scenario(Path(out), scenario)
     rows: dict[tuple[int, str, int], dict[str, Any]] = store.finished() if store is not None else {}
+    for stored in rows.values():  # the name may change between runs in one folder; the results do not
+        stored["scenario"] = scenario.name
     errors: list[tuple[str, str]] = []
     wanted = {(point.index, policy.label): scenario.replications
               for point in points for policy in point.policies}

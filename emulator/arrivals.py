@@ -111,6 +111,8 @@ def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:
         sizes = np.array([float(row["size"]) for row in rows]) if "size" in rows[0] else None
     except (TypeError, ValueError):
         raise ValueError(f"trace file '{path}' has a value that is not a number") from None
+    if not np.all(np.isfinite(times)) or (sizes is not None and not np.all(np.isfinite(sizes))):
+        raise ValueError(f"trace file '{path}': times and sizes must be finite numbers")
     if np.any(np.diff(times) < 0) or times[0] < 0:
         raise ValueError(f"trace file '{path}': arrival times must be >= 0 and non-decreasing")
     if sizes is not None and np.any(sizes <= 0):

@@ -210,6 +210,7 @@ class Scenario(Strict):
     @classmethod
     def _sweep(cls, sweep: dict[str, tuple[Any, ...]]) -> dict[str, tuple[Any, ...]]:
         for key, values in sweep.items():
+            _check_swept_key(key)
             if not values:
                 raise ValueError(f"'{key}': expected a non-empty list of values")
         return sweep
@@ -218,6 +219,8 @@ class Scenario(Strict):
     @classmethod
     def _zip(cls, groups: tuple[dict[str, tuple[Any, ...]], ...]) -> tuple[dict[str, tuple[Any, ...]], ...]:
         for i, group in enumerate(groups):
+            for key in group:
+                _check_swept_key(key)
             lengths = {key: len(values) for key, values in group.items()}
             if not group or len(set(lengths.values())) != 1 or 0 in lengths.values():
                 raise ValueError(f"group {i}: expected keys with non-empty lists of equal length, got {lengths}")
@@ -281,6 +284,16 @@ class Scenario(Strict):
                 values.update(part)
             points.append(_resolve(base, index, values))
         return points
+
+
+# Keys that describe the whole run rather than a sweep point: sweeping them would change nothing.
+_RUN_KEYS = ("name", "description", "seed", "replications", "sweep", "zip", "compare_to", "precision")
+
+
+def _check_swept_key(key: str) -> None:
+    if key.split(".")[0] in _RUN_KEYS:
+        raise ValueError(f"'{key}': expected a key of a sweep point (run, system, workload, network, "
+                         f"policies), not one of the whole run")
 
 
 def _assign(data: dict[str, Any], dotted: str, value: Any) -> None:
@@ -369,15 +382,18 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
             raise ScenarioError(f"workload.load: '{workload.load}' {exc}") from None
         if load <= 0:
             raise ScenarioError(f"workload.load: expected > 0, '{workload.load}' gives {load:g} at N={n}")
-    unstable = system.discipline == "fifo" and system.capacity is None and load >= 1
-    if unstable and not scenario.allow_unstable:
-        raise ScenarioError(
-            f"workload.load: expected < 1 for FIFO queues without capacity "
-            f"(or allow_unstable: true), got {load:g}")
-    if workload.arrivals.kind == "trace":
-        _check_trace(scenario)
     capacity = sum(system.speeds) if system.speeds is not None else float(n)
-    rate = load * capacity / workload.service.mean
+    if workload.arrivals.kind == "trace":
+        # A finite trace: its own times and sizes set the rate and the load, and it ends.
+        rate, mean_size = _check_trace(scenario)
+        load = rate * mean_size / capacity
+    else:
+        unstable = system.discipline == "fifo" and system.capacity is None and load >= 1
+        if unstable and not scenario.allow_unstable:
+            raise ScenarioError(
+                f"workload.load: expected < 1 for FIFO queues without capacity "
+                f"(or allow_unstable: true), got {load:g}")
+        rate = load * capacity / workload.service.mean
     policies = []
     for i, entry in enumerate(scenario.policies):
         cls = REGISTRY[entry.name]
@@ -385,6 +401,8 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         for key in cls.expressions:
             try:
                 params[key] = resolve_int(params[key], n)
+            except ExpressionError as exc:
+                raise ScenarioError(f"policies.{i}.{key}: '{params[key]}' {exc}") from None
             except ValueError as exc:
                 raise ScenarioError(f"policies.{i}.{key}: {exc}") from None
             if params[key] < 1:
@@ -403,18 +421,24 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
     return Point(index, values, scenario, float(load), rate, tuple(policies))
 
 
-def _check_trace(scenario: Scenario) -> None:
+def _check_trace(scenario: Scenario) -> tuple[float, float]:
+    """Check a trace file; return its arrival rate and mean job size."""
     from .arrivals import read_trace
 
     path = scenario.workload.arrivals.path
     try:
-        times, _ = read_trace(path)  # type: ignore[arg-type]
+        times, sizes = read_trace(path)  # type: ignore[arg-type]
     except ValueError as exc:
         raise ScenarioError(f"workload.arrivals.path: {exc}") from None
     needed = scenario.run.jobs + scenario.run.warmup_jobs
     if len(times) < needed:
         raise ScenarioError(f"workload.arrivals.path: expected at least run.warmup_jobs + run.jobs = "
                             f"{needed} arrivals, got {len(times)} in '{path}'")
+    span = float(times[-1])
+    if span <= 0:
+        raise ScenarioError(f"workload.arrivals.path: expected arrivals spread over time, '{path}' has all at 0")
+    mean_size = float(sizes.mean()) if sizes is not None else scenario.workload.service.mean
+    return len(times) / span, mean_size
 
 
 # -- error formatting ----------------------------------------------------------------
@@ -515,4 +539,17 @@ def load_scenario(path: str | Path) -> Scenario:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ScenarioError(f"scenario: '{path}' is not valid YAML{where}") from None
-    return Scenario.from_dict(data if data is not None else {})
+    data = data if data is not None else {}
+    _anchor_trace(data, Path(path).parent)
+    return Scenario.from_dict(data)
+
+
+def _anchor_trace(data: Any, folder: Path) -> None:
+    """A relative trace path in a scenario file is relative to that file, not to where lbemu runs."""
+    try:
+        arrivals = data["workload"]["arrivals"]
+        relative = arrivals["kind"] == "trace" and not Path(arrivals["path"]).is_absolute()
+    except (KeyError, TypeError):
+        return
+    if relative:
+        arrivals["path"] = str(folder / arrivals["path"])

@@ -13,8 +13,9 @@ def write_scenario(out: Path, scenario: Any) -> None:
     from . import __version__
 
     out.mkdir(parents=True, exist_ok=True)
-    resolved = {"version": __version__, **scenario.to_dict()}
-    (out / "scenario.yaml").write_text(yaml.safe_dump(resolved, sort_keys=False))
+    # The version goes in a comment, so that the file is a scenario lbemu runs as it is.
+    header = f"# resolved by lbemu {__version__}\n"
+    (out / "scenario.yaml").write_text(header + yaml.safe_dump(scenario.to_dict(), sort_keys=False))
 
 
 def write_results(out: Path, results: Any) -> None:
@@ -33,4 +34,10 @@ def read_summary(folder: str | Path) -> Any:
     path = Path(folder) / "summary.csv"
     if not path.is_file():
         raise ScenarioError(f"DIR: expected a results folder with summary.csv, got '{folder}'")
-    return pd.read_csv(path)
+    try:
+        summary = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        raise ScenarioError(f"DIR: expected a readable summary.csv in '{folder}' ({exc})") from None
+    if "policy" not in summary.columns:
+        raise ScenarioError(f"DIR: expected lbemu's summary.csv in '{folder}', it has no 'policy' column")
+    return summary

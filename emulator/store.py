@@ -52,15 +52,18 @@ class Store:
     """Finished tasks of one scenario, keyed by (point, policy label, replication)."""
 
     def __init__(self, folder: Path, scenario_dict: dict[str, Any], force: bool = False) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
         self.path = folder / FILENAME
-        # autocommit: each finished task is on disk when put() returns.
-        self.db = sqlite3.connect(self.path, isolation_level=None)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-        self.db.execute("CREATE TABLE IF NOT EXISTS tasks (point INTEGER, policy TEXT, replication INTEGER,"
-                        " row TEXT, error TEXT, PRIMARY KEY (point, policy, replication))")
-        stored = self.db.execute("SELECT value FROM meta WHERE key = 'scenario'").fetchone()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            # autocommit: each finished task is on disk when put() returns.
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            self.db.execute("CREATE TABLE IF NOT EXISTS tasks (point INTEGER, policy TEXT, replication INTEGER,"
+                            " row TEXT, error TEXT, PRIMARY KEY (point, policy, replication))")
+            stored = self.db.execute("SELECT value FROM meta WHERE key = 'scenario'").fetchone()
+        except (OSError, sqlite3.Error) as exc:
+            raise ScenarioError(f"--out: expected a results folder, '{folder}' is not usable ({exc})") from None
         current = json.dumps(_comparable(scenario_dict), sort_keys=True)
         if stored is not None and json.loads(stored[0]) != json.loads(current):
             if not force:

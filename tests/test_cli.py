@@ -92,9 +92,10 @@ def test_run_quickstart(quickstart: tuple[subprocess.CompletedProcess[str], Path
     expected = runs[(runs.policy == "JSQ") & (runs.load == 0.9)].mean_response.mean()
     assert jsq.mean_response == pytest.approx(expected)
 
-    resolved = yaml.safe_load((out / "scenario.yaml").read_text())
-    assert resolved["version"] == emulator.__version__
-    assert emulator.Scenario.from_dict({k: v for k, v in resolved.items() if k != "version"}) == scenario
+    # The resolved scenario names the version in its first line and runs again as it is.
+    text = (out / "scenario.yaml").read_text()
+    assert text.splitlines()[0] == f"# resolved by lbemu {emulator.__version__}"
+    assert emulator.load_scenario(out / "scenario.yaml") == scenario
 
 
 def test_table_on_the_results_folder(quickstart: tuple[subprocess.CompletedProcess[str], Path],
@@ -166,6 +167,7 @@ BAD = [
     ([], "command"),
     (["run", QUICKSTART, "--dask", "not an address", "--quiet"], "--dask"),
     (["table", "no_such_results_folder"], "no_such_results_folder"),
+    (["table", ROOT / "tests" / "data" / "empty_results"], "summary.csv"),
     (["plot", "no_such_results_folder"], "no_such_results_folder"),
 ]
 

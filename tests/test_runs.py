@@ -164,3 +164,42 @@ def test_kill_9_then_resume_gives_the_uninterrupted_files(tmp_path: Path) -> Non
     after = dict(((p, label, r), row) for p, label, r, row in sqlite3.connect(store).execute(
         "SELECT point, policy, replication, row FROM tasks"))
     assert all(after[p, label, r] == row for p, label, r, row in before)
+
+
+def test_run_level_keys_cannot_be_swept() -> None:
+    # Seeds and replications belong to the whole run: a sweep over them would change nothing.
+    for key in ("seed", "replications", "compare_to"):
+        with pytest.raises(ScenarioError, match=rf"sweep: '{key}': expected a key of a sweep point"):
+            Scenario.from_dict({**SMALL, "sweep": {key: [1, 2]}})
+
+
+def test_unusable_results_folder_is_bad_input(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
+    (tmp_path / "file").write_text("")
+    with pytest.raises(ScenarioError, match="--out: expected a results folder"):
+        emulator.run(scenario, workers=1, out=tmp_path / "file")
+    (tmp_path / "broken").mkdir()
+    (tmp_path / "broken" / "store.sqlite").write_text("not a database")
+    with pytest.raises(ScenarioError, match="--out: expected a results folder"):
+        emulator.run(scenario, workers=1, out=tmp_path / "broken")
+
+
+def test_renamed_scenario_reuses_results_under_its_new_name(tmp_path: Path) -> None:
+    scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
+    emulator.run(scenario, workers=1, out=tmp_path)
+    renamed = emulator.run(scenario.with_overrides(name="renamed", replications=2), workers=1, out=tmp_path)
+    assert set(renamed.runs["scenario"]) == {"renamed"} and set(renamed.summary["scenario"]) == {"renamed"}
+
+
+def test_trace_sets_rate_and_load_and_refuses_non_finite_values(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time,size\n" + "".join(f"{0.5 * (i + 1)},0.4\n" for i in range(200)))
+    spec = tmp_path / "s.yaml"
+    spec.write_text("policies: [{name: random}]\nrun: {jobs: 150, warmup_jobs: 10}\nsystem: {servers: 1}\n"
+                    "workload: {arrivals: {kind: trace, path: trace.csv}}\n")
+    # The path is relative to the scenario file; 200 arrivals in 100 time units of size 0.4 on one server.
+    point = emulator.load_scenario(spec).points()[0]
+    assert point.rate == pytest.approx(2.0) and point.load == pytest.approx(0.8)
+    trace.write_text("time,size\n0.5,nan\n" + "".join(f"{0.5 * (i + 2)},0.4\n" for i in range(199)))
+    with pytest.raises(ScenarioError, match=r"workload\.arrivals\.path: .*finite"):
+        emulator.load_scenario(spec)
