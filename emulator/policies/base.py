@@ -134,6 +134,10 @@ class IdList:
             self.where[sid] = len(self.ids)
             self.ids.append(sid)
 
+    def clear(self) -> None:
+        self.ids.clear()
+        self.where.clear()
+
     def take(self, i: int) -> int:
         """Remove and return the member at position ``i`` (swap with the last)."""
         ids, where = self.ids, self.where

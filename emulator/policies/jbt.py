@@ -35,6 +35,9 @@ class JBTConfig(PolicyConfig):
         True, description="a server sent a job from the list reports again at once if still below")
     recheck: bool = Field(
         True, description="on a new threshold, a server that is now below and not listed reports")
+    reset: bool = Field(
+        False, description="on each update the dispatchers clear their lists, and the new threshold tells "
+                           "every server it is no longer listed (so those below the new r report again)")
     initial_threshold: int = Field(0, ge=0, description="threshold before the first update")
 
 
@@ -45,7 +48,10 @@ class JBTPolicy(ListPolicy):
     the default) or < r (``lt``), r being the last threshold it received. A
     server that is below and not listed sends one ``report`` and counts itself
     listed. It checks this after each departure, after a job taken from the list
-    arrives (``rereport``) and when a new threshold arrives (``recheck``).
+    arrives (``rereport``) and when a new threshold arrives (``recheck``). With
+    ``reset``, each update clears the dispatchers' lists and the new threshold
+    tells every server it is no longer listed, so the list holds only servers
+    below the current r (at the cost of up to N more reports per period).
 
     Dispatcher side: the list of reported ids. A job goes to an id taken uniformly
     at random from the list (with heterogeneous speeds, with probability
@@ -57,7 +63,8 @@ class JBTPolicy(ListPolicy):
     Defaults for the points the paper leaves open: ``le``, because r is the
     minimum of sampled lengths and is often 0, and with ``lt`` a threshold of 0
     lists nobody; ``rereport`` and ``recheck`` make the list track "below and not
-    yet sent a job", the state-based reading. A server reports only when not
+    yet sent a job", the state-based reading; ``reset`` is off, so a server listed
+    under an earlier, higher r stays listed. A server reports only when not
     listed, so reports never exceed the jobs taken from lists plus N: at most
     1 + N/jobs per job, plus (N + 2d) per update period. With several
     dispatchers, reports go to a uniformly random one. JIQ is the fixed
@@ -86,6 +93,7 @@ class JBTPolicy(ListPolicy):
         self.strict = params["below"] == "lt"
         self.rereport = params["rereport"]
         self.recheck = params["recheck"]
+        self.reset = params["reset"]
         n = len(model.servers)
         self.threshold = [params["initial_threshold"]] * n  # r as each server knows it
         self.listed = [False] * n
@@ -121,7 +129,9 @@ class JBTPolicy(ListPolicy):
 
     def _new_threshold(self, server: Server, r: int) -> None:
         self.threshold[server.id] = r
-        if self.recheck:
+        if self.reset:
+            self.listed[server.id] = False
+        if self.recheck or self.reset:
             self._check(server)
 
     # -- dispatcher side -------------------------------------------------------------
@@ -134,6 +144,9 @@ class JBTPolicy(ListPolicy):
 
             def broadcast(lengths: list[int]) -> None:
                 r = min(lengths)
+                if self.reset:
+                    for each in self.dispatchers:
+                        each.state.clear()
                 for server in servers:
                     channel.send(Kind.THRESHOLD, self._new_threshold, server, r)
 
