@@ -114,7 +114,13 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
         from .output import write_scenario
         from .store import Store
 
-        store = Store(Path(out), scenario.to_dict(), force=force)
+        identity = scenario.to_dict()
+        if scenario.workload.arrivals.kind == "trace":  # the results depend on the file's contents too
+            import hashlib
+
+            trace = Path(scenario.workload.arrivals.path)  # type: ignore[arg-type]
+            identity["trace_sha256"] = hashlib.sha256(trace.read_bytes()).hexdigest()[:16]
+        store = Store(Path(out), identity, force=force)
         write_scenario(Path(out), scenario)
     rows: dict[tuple[int, str, int], dict[str, Any]] = store.finished() if store is not None else {}
     for stored in rows.values():  # the name may change between runs in one folder; the results do not

@@ -203,3 +203,15 @@ def test_trace_sets_rate_and_load_and_refuses_non_finite_values(tmp_path: Path) 
     trace.write_text("time,size\n0.5,nan\n" + "".join(f"{0.5 * (i + 2)},0.4\n" for i in range(199)))
     with pytest.raises(ScenarioError, match=r"workload\.arrivals\.path: .*finite"):
         emulator.load_scenario(spec)
+
+
+def test_changed_trace_file_is_a_changed_scenario(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.csv"
+    trace.write_text("time\n" + "".join(f"{0.5 * (i + 1)}\n" for i in range(100)))
+    scenario = Scenario.from_dict({"replications": 1, "run": {"jobs": 50, "warmup_jobs": 5},
+                                   "system": {"servers": 2}, "policies": [{"name": "random"}],
+                                   "workload": {"arrivals": {"kind": "trace", "path": str(trace)}}})
+    emulator.run(scenario, workers=1, out=tmp_path / "out")
+    trace.write_text("time\n" + "".join(f"{0.4 * (i + 1)}\n" for i in range(100)))
+    with pytest.raises(ScenarioError, match="trace_sha256"):
+        emulator.run(scenario, workers=1, out=tmp_path / "out")
