@@ -169,14 +169,14 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
     one more round. It depends only on the results, so it is the same however
     the tasks ran.
     """
-    from .results import _mean_ci
+    from .results import mean_ci
 
     target = scenario.precision
     assert target is not None
     grew = False
     for (point, label), n in wanted.items():
         values = [rows[point, label, rep][target.metric] for rep in range(n) if (point, label, rep) in rows]
-        mean, half = _mean_ci(values)
+        mean, half = mean_ci(values)
         goal = target.relative_halfwidth * abs(mean)
         if n >= target.max_replications or not half > goal:
             continue

@@ -81,12 +81,8 @@ class Channel:
         come back in the order of ``targets``.
         """
         n = len(targets)
-        counts = self.counts
         if self.latency is None:
-            counts[QUERY] += n
-            counts[REPLY] += n
-            # map, not a list comprehension: no Python frame at all when ``answer`` is
-            # implemented in C (SQ(d) passes an attrgetter).
+            self.count_round_trips(n)
             then(list(map(answer, targets)))
             return
         replies: list[int] = [0] * n

@@ -8,9 +8,7 @@ editors is ``Scenario.model_json_schema()`` (``lbemu schema``).
 from __future__ import annotations
 
 import copy
-import hashlib
 import itertools
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -260,12 +258,6 @@ class Scenario(Strict):
     def to_dict(self) -> dict[str, Any]:
         """Plain data that `from_dict` turns back into an equal scenario."""
         return self.model_dump(mode="json", exclude_none=True)
-
-    def fingerprint(self) -> str:
-        """A hash of everything that changes results (name and description aside)."""
-        data = self.to_dict()
-        data.pop("description", None)
-        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:16]
 
     # -- expansion -------------------------------------------------------------------
     def points(self) -> list[Point]:

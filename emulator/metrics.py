@@ -76,7 +76,7 @@ class Recorder:
 
     The channel adds to ``counts`` (control messages by kind) and ``transfers``;
     the servers call `enter`, `leave` and `block`; the arrival source calls
-    `arrived`. ``done`` fires when every measured job has left (or was blocked)
+    `edge` and `exhausted`. ``done`` fires when every measured job has left (or was blocked)
     and the window is closed.
     """
 
@@ -100,23 +100,13 @@ class Recorder:
         self.responses = QuantileSketch()
 
     # -- called by the arrival source ------------------------------------------------
-    def arrived(self, job_id: int) -> bool:
-        """Note an arrival; return whether the job is measured.
-
-        The arrival source (`emulator.model._source`) calls this only for the two
-        jobs that open and close the window and applies the same test itself to
-        the others, to save a call per job: keep the two in step.
-        """
-        if job_id == self.warmup or job_id == self.warmup + self.jobs:
-            self._mark()
-        return self.warmup <= job_id < self.warmup + self.jobs
-
     def exhausted(self) -> None:
         """The arrival stream ended (a finite trace): close the window now."""
         if len(self.window) == 1:
-            self._mark()
+            self.edge()
 
-    def _mark(self) -> None:
+    def edge(self) -> None:
+        """The window opens or closes now: job ``warmup`` or ``warmup + jobs`` arrives."""
         now = self.env.now
         self.area += self.in_system * (now - self.last)
         self.last = now

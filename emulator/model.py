@@ -89,18 +89,15 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
     job_id = 0
     single = dispatchers[0]
     next_size = sizes.__next__
-    # Only the arrivals that open and close the measurement window need the recorder
-    # (`Recorder.arrived`); for the others, whether the job is measured is a comparison
-    # here, which saves a Python call per job on the hot path.
+    # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
+    # the measurement window.
     first, end = recorder.warmup, recorder.warmup + recorder.jobs
     for gap in gaps:
         if gap > 0.0:  # batch members (gap 0) arrive without another event
             yield Timeout(env, gap)
         if job_id == first or job_id == end:
-            measured = recorder.arrived(job_id)
-        else:
-            measured = first <= job_id < end
-        job = Job(job_id, env._now, next_size(), measured)  # _now: the property costs a call
+            recorder.edge()
+        job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
         job_id += 1
         target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
         target.receive(job)

@@ -36,7 +36,7 @@ DIFF_METRICS = ("mean_response", "p99_response", "messages_per_job")
 """Metrics that get paired differences against the ``compare_to`` policy."""
 
 
-def _mean_ci(values: Any) -> tuple[float, float]:
+def mean_ci(values: Any) -> tuple[float, float]:
     """Mean and 95% Student-t half-width (NaN for fewer than two values)."""
     import numpy as np
     from scipy import stats
@@ -69,13 +69,13 @@ def summarize(runs: Any, compare_to: str | None = None, precision: Any = None) -
     for (point, _), group in runs.groupby(["point", "policy"], sort=False):
         row = {key: group[key].iloc[0] for key in keys}
         for metric in metrics:
-            row[metric], row[f"{metric}_ci95"] = _mean_ci(group[metric])
+            row[metric], row[f"{metric}_ci95"] = mean_ci(group[metric])
         row["replications"] = len(group)
         if compare_to is not None:
             base = runs[(runs["point"] == point) & (runs["policy"] == compare_to)]
             paired = group.merge(base, on="replication", suffixes=("", "_base"))
             for metric in DIFF_METRICS:
-                row[f"{metric}_diff"], row[f"{metric}_diff_ci95"] = _mean_ci(
+                row[f"{metric}_diff"], row[f"{metric}_diff_ci95"] = mean_ci(
                     paired[metric] - paired[f"{metric}_base"])
         if precision is not None:
             mean, half = row[precision.metric], row[f"{precision.metric}_ci95"]

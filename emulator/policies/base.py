@@ -72,6 +72,10 @@ class Policy:
     def __init__(self, model: Model, params: dict[str, Any]) -> None:
         self.model = model
         self.params = params
+        # Bound once: the policies reach these on every job.
+        self.uniforms = model.uniforms
+        self.channel = model.channel
+        self.dispatchers = model.dispatchers
 
     @classmethod
     def label(cls, params: dict[str, Any]) -> str:
@@ -179,9 +183,13 @@ class ListPolicy(Policy):
 
     def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
-        self.uniforms = model.uniforms
         for dispatcher in model.dispatchers:
             dispatcher.state = IdList()
+
+    def random_dispatcher(self) -> Dispatcher:
+        """Where a server's message goes: the dispatcher, or a uniformly random one of several."""
+        dispatchers = self.dispatchers
+        return dispatchers[0] if len(dispatchers) == 1 else dispatchers[self.uniforms.randrange(len(dispatchers))]
 
     def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         listed = dispatcher.state

@@ -97,15 +97,13 @@ class JBTPolicy(ListPolicy):
         n = len(model.servers)
         self.threshold = [params["initial_threshold"]] * n  # r as each server knows it
         self.listed = [False] * n
-        # Bound once: the hooks below run on most arrivals and departures.
-        self.dispatchers, self.channel = model.dispatchers, model.channel
         speeds = [server.speed for server in model.servers]
         self.weights = None if len(set(speeds)) == 1 else speeds
         for server in model.servers:
             server.on_arrive = self._arrived
             server.on_depart = self._check
             self._check(server)
-        model.env.process(self._updates(model.dispatchers[0]))
+        model.env.process(self._updates())
 
     # -- server side -----------------------------------------------------------------
     def _check(self, server: Server) -> None:
@@ -116,10 +114,7 @@ class JBTPolicy(ListPolicy):
         length = server.length
         if length < r or (length == r and not self.strict):
             self.listed[sid] = True
-            dispatchers = self.dispatchers
-            target = dispatchers[0] if len(dispatchers) == 1 else \
-                dispatchers[self.uniforms.randrange(len(dispatchers))]
-            self.channel.send(REPORT, _reported, target, sid)
+            self.channel.send(REPORT, _reported, self.random_dispatcher(), sid)
 
     def _arrived(self, server: Server, job: Job) -> None:
         if job.via_list:
@@ -135,12 +130,13 @@ class JBTPolicy(ListPolicy):
             self._check(server)
 
     # -- dispatcher side -------------------------------------------------------------
-    def _updates(self, dispatcher: Dispatcher) -> Generator[Event, Any, None]:
+    def _updates(self) -> Generator[Event, Any, None]:
+        """Dispatcher 0's timer: sample d servers, broadcast the smallest length as the threshold."""
         servers = self.model.servers
-        channel = self.model.channel
+        channel = self.channel
         while True:
             yield Timeout(self.model.env, self.period)
-            sampled = [servers[i] for i in self.model.uniforms.sample(len(servers), self.d)]
+            sampled = [servers[i] for i in self.uniforms.sample(len(servers), self.d)]
 
             def broadcast(lengths: list[int]) -> None:
                 r = min(lengths)

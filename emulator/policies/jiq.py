@@ -77,8 +77,6 @@ class JIQPolicy(ListPolicy):
         super().__init__(model, params)
         self.d = params["d"]
         self.memory = params["memory"]
-        # Bound once: a token goes out on most departures at large N.
-        self.dispatchers, self.channel = model.dispatchers, model.channel
         for server in model.servers:
             server.on_depart = self._departed
         for server in model.servers:
@@ -92,14 +90,10 @@ class JIQPolicy(ListPolicy):
     def _send_token(self, server: Server) -> None:
         dispatchers = self.dispatchers
         channel = self.channel
-        if len(dispatchers) == 1:
-            channel.send(IDLE, self._token, dispatchers[0], server.id)
+        if self.d is None or len(dispatchers) == 1:
+            channel.send(IDLE, self._token, self.random_dispatcher(), server.id)
             return
         uniforms = self.uniforms
-        if self.d is None:
-            target = dispatchers[uniforms.randrange(len(dispatchers))]
-            channel.send(IDLE, self._token, target, server.id)
-            return
         sampled = [dispatchers[i] for i in uniforms.sample(len(dispatchers), self.d)]
         channel.ask(sampled, _iqueue_length, lambda lengths: channel.send(
             IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
@@ -109,7 +103,6 @@ class JIQPolicy(ListPolicy):
         iqueue = dispatcher.state
         if self.memory is None or len(iqueue) < self.memory:
             iqueue.add(sid)
-
 
 
 def _iqueue_length(dispatcher: Dispatcher) -> int:

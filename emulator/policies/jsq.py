@@ -100,9 +100,9 @@ class JSQPolicy(Policy):
         if self.index is not None:
             channel = dispatcher.channel
             channel.count_round_trips(len(servers))
-            dispatcher.send(job, servers[self.index.pick(self.model.uniforms.random())])
+            dispatcher.send(job, servers[self.index.pick(self.uniforms.random())])
             return
-        random = self.model.uniforms.random
+        random = self.uniforms.random
         dispatcher.channel.ask(
             servers, queue_length,
             lambda lengths: dispatcher.send(job, servers[shortest(lengths, random)]))

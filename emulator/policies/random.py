@@ -37,4 +37,4 @@ class RandomPolicy(Policy):
 
     def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
-        dispatcher.send(job, servers[self.model.uniforms.randrange(len(servers))])
+        dispatcher.send(job, servers[self.uniforms.randrange(len(servers))])

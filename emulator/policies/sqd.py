@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from operator import attrgetter
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
-from .base import IntOrExpr, Policy, PolicyConfig, shortest
+from .base import IntOrExpr, Policy, PolicyConfig, queue_length, shortest
 
 if TYPE_CHECKING:
     from ..dispatcher import Dispatcher
     from ..job import Job
     from ..model import Model
-
-# A server's answer to a query: what `base.queue_length` gives (``length`` is an int),
-# but implemented in C. SQ(d) asks d servers per job, and with zero latency the channel
-# maps this over them without entering a Python frame per answer.
-_length = attrgetter("length")
-
-
-def _shortest(lengths: list[int], random: Callable[[], float]) -> int:
-    """`base.shortest`, with a fast path for two values (SQ(2), the common case).
-
-    For two values ``shortest`` keeps the first unless the second is smaller, or
-    equal and a draw ``random() * 2 < 1``; this does the same, drawing the same
-    number (one, on a tie only), without its loop.
-
-    >>> _shortest([2, 1], lambda: 0.9), _shortest([1, 1], lambda: 0.4), _shortest([1, 1], lambda: 0.6)
-    (1, 1, 0)
-    """
-    if len(lengths) == 2:
-        first, second = lengths
-        return 1 if second < first or (second == first and random() * 2 < 1.0) else 0
-    return shortest(lengths, random)
-
 
 class SQDConfig(PolicyConfig):
     name: Literal["sqd"] = "sqd"
@@ -75,7 +51,6 @@ class SQDPolicy(Policy):
         super().__init__(model, params)
         self.d = params["d"]
         self.replace = params["replace"]
-        self.uniforms = model.uniforms
         self.pair = self.d == 2 and not self.replace
 
     def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
@@ -84,7 +59,7 @@ class SQDPolicy(Policy):
         channel = dispatcher.channel
         if self.pair and channel.instant:
             # SQ(2) with zero latency, the common case, written out: the same draws in the
-            # same order as `Uniforms.sample` and `_shortest`, without their lists and calls.
+            # same order as `Uniforms.sample` and `shortest`, without their lists and calls.
             random = uniforms.random
             n = len(servers)
             a = int(random() * n)
@@ -100,8 +75,8 @@ class SQDPolicy(Policy):
             # Zero latency: the replies are the current lengths, so the round trip that
             # `Channel.ask` would make reduces to counting it; no closure per job.
             channel.count_round_trips(self.d)
-            dispatcher.send(job, sampled[_shortest(list(map(_length, sampled)), uniforms.random)])
+            dispatcher.send(job, sampled[shortest(list(map(queue_length, sampled)), uniforms.random)])
             return
-        channel.ask(sampled, _length,
-                    lambda lengths: dispatcher.send(job, sampled[_shortest(lengths, uniforms.random)]))
+        channel.ask(sampled, queue_length,
+                    lambda lengths: dispatcher.send(job, sampled[shortest(lengths, uniforms.random)]))
 

@@ -53,7 +53,7 @@ class ThresholdPolicy(Policy):
 
     def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
         servers = dispatcher.servers
-        order = self.model.uniforms.sample(len(servers), self.d, self.replace)
+        order = self.uniforms.sample(len(servers), self.d, self.replace)
         self._probe(dispatcher, job, [servers[i] for i in order], 0)
 
     def _probe(self, dispatcher: Dispatcher, job: Job, probes: list[Server], i: int) -> None:
