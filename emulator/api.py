@@ -176,9 +176,15 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
     grew = False
     for (point, label), n in wanted.items():
         values = [rows[point, label, rep][target.metric] for rep in range(n) if (point, label, rep) in rows]
+        if n >= target.max_replications:
+            continue
+        if len(values) < 2:  # no half-width yet: not met, so take a second replication
+            wanted[point, label] = max(2, n + 1)
+            grew = True
+            continue
         mean, half = mean_ci(values)
         goal = target.relative_halfwidth * abs(mean)
-        if n >= target.max_replications or not half > goal:
+        if not half > goal:
             continue
         needed = math.ceil(n * (half / goal) ** 2) if goal > 0 else target.max_replications
         wanted[point, label] = min(target.max_replications, max(n + 1, needed))

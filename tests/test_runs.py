@@ -95,6 +95,17 @@ def test_precision_target_adds_replications_until_met() -> None:
     assert row["replications"] > 2 and (met or row["replications"] == 12)
 
 
+def test_precision_target_from_one_replication_adds_replications() -> None:
+    # One value has no confidence interval: the target is not met yet, so a second
+    # replication (and more, as the half-width asks) must follow.
+    scenario = Scenario.from_dict({
+        **SMALL, "replications": 1, "sweep": {}, "policies": [{"name": "random"}],
+        "run": {"jobs": 1000, "warmup_jobs": 100},
+        "precision": {"metric": "mean_response", "relative_halfwidth": 0.001, "max_replications": 3}})
+    row = emulator.run(scenario, workers=1).summary.iloc[0]
+    assert row["replications"] == 3 and not row["precision_met"]
+
+
 def test_changed_scenario_is_refused_unless_forced(tmp_path: Path) -> None:
     scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
     emulator.run(scenario, workers=1, out=tmp_path)
