@@ -195,6 +195,50 @@ def test_unusable_results_folder_is_bad_input(tmp_path: Path) -> None:
         emulator.run(scenario, workers=1, out=tmp_path / "broken")
 
 
+TINY = {**SMALL, "replications": 2, "sweep": {}, "run": {"jobs": 1000, "warmup_jobs": 100},
+        "policies": [{"name": "random"}, {"name": "jsq"}]}
+
+
+def _damage_rows(store: Path) -> None:
+    """Zero the last bytes of the tasks table's page, where SQLite keeps the first stored row's text."""
+    db = sqlite3.connect(store)
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'tasks'").fetchone()[0]
+    db.close()
+    with open(store, "r+b") as file:
+        file.seek(root * page_size - 20)
+        file.write(bytes(20))
+
+
+def _truncate(store: Path) -> None:
+    os.truncate(store, store.stat().st_size // 2)
+
+
+def _foreign(store: Path) -> None:
+    store.unlink()
+    db = sqlite3.connect(store)
+    db.execute("CREATE TABLE contacts (name TEXT)")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(("damage", "says"), [(_damage_rows, "is damaged"), (_truncate, "is damaged"),
+                                              (_foreign, "is not an lbemu result store")])
+def test_damaged_or_foreign_store_is_refused_and_force_starts_afresh(tmp_path: Path, damage, says) -> None:  # type: ignore[no-untyped-def]
+    scenario = Scenario.from_dict(TINY)
+    emulator.run(scenario, workers=1, out=tmp_path)
+    expected = _runs(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    damage(tmp_path / "store.sqlite")
+    with pytest.raises(ScenarioError, match=f"store.sqlite' {says} .*--force to start afresh") as refused:
+        emulator.run(scenario, workers=1, out=tmp_path)
+    assert "\n" not in str(refused.value)
+    emulator.run(scenario, workers=1, out=tmp_path, force=True)
+    pd.testing.assert_frame_equal(_runs(tmp_path), expected)
+    assert (tmp_path / "notes.txt").read_text() == "mine"  # nothing else in the folder is touched
+    assert len(emulator.run(scenario, workers=1, out=tmp_path).runs) == 4  # a sound store again
+
+
 def test_renamed_scenario_reuses_results_under_its_new_name(tmp_path: Path) -> None:
     scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
     emulator.run(scenario, workers=1, out=tmp_path)
