@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -237,6 +238,46 @@ def test_damaged_or_foreign_store_is_refused_and_force_starts_afresh(tmp_path: P
     pd.testing.assert_frame_equal(_runs(tmp_path), expected)
     assert (tmp_path / "notes.txt").read_text() == "mine"  # nothing else in the folder is touched
     assert len(emulator.run(scenario, workers=1, out=tmp_path).runs) == 4  # a sound store again
+
+
+def test_two_runs_creating_one_store_at_once_cannot_both_claim_it(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from emulator import store
+
+    class SlowReads:
+        """A connection that pauses after reading the stored scenario: the widest race window."""
+
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            cursor = self.db.execute(sql, *args)
+            if sql.startswith("SELECT value FROM meta"):
+                time.sleep(0.3)
+            return cursor
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.db, name)
+
+    connect = sqlite3.connect
+    monkeypatch.setattr(store.sqlite3, "connect", lambda *a, **k: SlowReads(connect(*a, **k)))
+    claimed, refused = [], []
+
+    def create(name: str) -> None:
+        try:
+            store.Store(tmp_path, {"name": "x", "seed": name}).close()
+            claimed.append(name)
+        except ScenarioError as exc:
+            refused.append(str(exc))
+
+    threads = [threading.Thread(target=create, args=(seed,)) for seed in ("1", "2")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(claimed) == 1 and len(refused) == 1 and "different scenario (seed:" in refused[0]
 
 
 def test_renamed_scenario_reuses_results_under_its_new_name(tmp_path: Path) -> None:
