@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -85,20 +86,52 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
 def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
             dispatchers: list[Dispatcher], split: Uniforms | None,
             recorder: Recorder) -> Generator[simpy.Event, Any, None]:
-    """The arrival process: draws each job, then hands it to a uniformly random dispatcher."""
+    """The arrival process: draws each job, then hands it to a uniformly random dispatcher.
+
+    Arrivals stop once the window has closed and every measured job has reached its
+    server (or was blocked). From then on no later job can change a measured job's
+    response: a FIFO server serves later jobs after it, and a pool serves every job
+    on its own. Window metrics were fixed when it closed. So stopping changes no
+    metric, and an unstable run (``allow_unstable``) ends once its backlog drains
+    instead of admitting arrivals for as long as that takes. With zero latency every
+    measured job is at its server when the window closes, so arrivals stop there.
+    """
     job_id = 0
     single = dispatchers[0]
     next_size = sizes.__next__
+    reached = _reached  # looked up once, here: a test replaces it to check that stopping changes nothing
+    # Measured jobs, until they have reached their server: pruned from the left now and then,
+    # so it holds only the few still in flight and those that arrived since the last pruning.
+    recent: deque[Job] = deque()
+    append, popleft = recent.append, recent.popleft
     # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
     # the measurement window.
     first, end = recorder.warmup, recorder.warmup + recorder.jobs
     for gap in gaps:
         if gap > 0.0:  # batch members (gap 0) arrive without another event
             yield Timeout(env, gap)
-        if job_id == first or job_id == end:
+        if job_id >= end:
+            if job_id == end:
+                recorder.edge()
+            while recent and reached(recent[0]):
+                popleft()
+            if not recent:
+                return
+        elif job_id == first:
             recorder.edge()
-        job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
+        measured = first <= job_id < end
+        job = Job(job_id, env._now, next_size(), measured)  # _now: the property costs a call
+        if measured:
+            append(job)
+            if not job_id & 1023:
+                while recent and reached(recent[0]):
+                    popleft()
         job_id += 1
         target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
         target.receive(job)
     recorder.exhausted()
+
+
+def _reached(job: Job) -> bool:
+    """Whether ``job`` has reached its server (``server`` is set there) or was blocked."""
+    return job.blocked or hasattr(job, "server")
