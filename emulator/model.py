@@ -91,19 +91,17 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
     Arrivals stop once the window has closed and every measured job has reached its
     server (or was blocked). From then on no later job can change a measured job's
     response: a FIFO server serves later jobs after it, and a pool serves every job
-    on its own. Window metrics were fixed when it closed. So stopping changes no
+    on its own; window metrics were fixed when it closed. So stopping changes no
     metric, and an unstable run (``allow_unstable``) ends once its backlog drains
-    instead of admitting arrivals for as long as that takes. With zero latency every
-    measured job is at its server when the window closes, so arrivals stop there.
+    instead of admitting arrivals for as long as that takes.
     """
     job_id = 0
     single = dispatchers[0]
     next_size = sizes.__next__
-    reached = _reached  # looked up once, here: a test replaces it to check that stopping changes nothing
-    # Measured jobs, until they have reached their server: pruned from the left now and then,
-    # so it holds only the few still in flight and those that arrived since the last pruning.
+    # With latency, measured jobs may still be on their way when the window closes: keep
+    # those that may be, pruned from the left now and then. Without, a job sent is at its server.
+    track = not dispatchers[0].channel.instant
     recent: deque[Job] = deque()
-    append, popleft = recent.append, recent.popleft
     # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
     # the measurement window.
     first, end = recorder.warmup, recorder.warmup + recorder.jobs
@@ -113,25 +111,30 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
         if job_id >= end:
             if job_id == end:
                 recorder.edge()
-            while recent and reached(recent[0]):
-                popleft()
-            if not recent:
+            if _all_arrived(recent if track else None, recorder.transfers, job_id):
                 return
         elif job_id == first:
             recorder.edge()
-        measured = first <= job_id < end
-        job = Job(job_id, env._now, next_size(), measured)  # _now: the property costs a call
-        if measured:
-            append(job)
+        job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
+        if track and job.measured:
+            recent.append(job)
             if not job_id & 1023:
-                while recent and reached(recent[0]):
-                    popleft()
+                _all_arrived(recent, 0, 0)  # prunes
         job_id += 1
         target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
         target.receive(job)
     recorder.exhausted()
 
 
-def _reached(job: Job) -> bool:
-    """Whether ``job`` has reached its server (``server`` is set there) or was blocked."""
-    return job.blocked or hasattr(job, "server")
+def _all_arrived(recent: deque[Job] | None, transfers: int, created: int) -> bool:
+    """Whether every measured job has reached its server (or was blocked).
+
+    ``recent``: the measured jobs that may be on their way, pruned here; None when
+    messages are instant, and then every job sent so far (``transfers``) is at its
+    server, so all are when all ``created`` jobs were sent.
+    """
+    if recent is None:
+        return transfers == created
+    while recent and (recent[0].blocked or hasattr(recent[0], "server")):  # `server` is set at the server
+        recent.popleft()
+    return not recent

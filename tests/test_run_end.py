@@ -43,13 +43,13 @@ CASES: dict[str, dict[str, Any]] = {
 }
 
 
-def _run(case: dict[str, Any], reached: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, float], int]:
+def _run(case: dict[str, Any], all_arrived: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, float], int]:
     options = {"servers": 10, "jobs": 3000, "warmup": 300, "load": 0.9, "seed": 7,
                "arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1.0}, **case}
     point = make_point(options.pop("policy"), **options)
     with monkeypatch.context() as patch:
-        if reached is not None:
-            patch.setattr(model_module, "_reached", reached)
+        if all_arrived is not None:
+            patch.setattr(model_module, "_all_arrived", all_arrived)
         model = build_model(point, point.policies[0], 7)
         admitted = [0]  # jobs the source handed to a dispatcher
         for dispatcher in model.dispatchers:
@@ -66,7 +66,7 @@ def _run(case: dict[str, Any], reached: Any, monkeypatch: pytest.MonkeyPatch) ->
 def test_stopping_arrivals_changes_no_metric(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     case = CASES[name]
     stopped, admitted = _run(case, None, monkeypatch)
-    endless, admitted_endless = _run(case, lambda job: False, monkeypatch)  # arrivals never stop
+    endless, admitted_endless = _run(case, lambda *args: False, monkeypatch)  # arrivals never stop
     assert stopped == endless
     assert admitted < admitted_endless
     if "latency" in case:
@@ -74,7 +74,7 @@ def test_stopping_arrivals_changes_no_metric(name: str, monkeypatch: pytest.Monk
         # until they reached their servers, and stopping at the window's close instead
         # would have changed the results.
         assert admitted > 3300
-        early, _ = _run(case, lambda job: True, monkeypatch)
+        early, _ = _run(case, lambda *args: True, monkeypatch)  # stop when the window closes
         assert early != stopped
     else:
         assert admitted == 3300  # zero latency: every measured job is at its server at once
