@@ -13,7 +13,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import RunError, ScenarioError
 
 FILENAME = "store.sqlite"
 # Keys that may change between runs in the same folder without invalidating stored tasks:
@@ -168,8 +168,11 @@ class Store:
         return rows
 
     def put(self, key: tuple[int, str, int], row: dict[str, Any] | None, error: str | None = None) -> None:
-        self.db.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?)",
-                        (*key, None if row is None else json.dumps(row), error))
+        try:
+            self.db.execute("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?)",
+                            (*key, None if row is None else json.dumps(row), error))
+        except sqlite3.Error as exc:  # e.g. a full disk, or the file damaged during the run
+            raise RunError(f"cannot store a finished task in '{self.path}' ({exc})") from None
 
     def close(self) -> None:
         self.db.close()

@@ -78,6 +78,23 @@ def test_a_write_failing_at_the_end_exits_1_and_keeps_the_results(
     assert (out / "summary.csv").is_file()
 
 
+def test_a_store_that_fails_during_the_run_is_one_line(
+        spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.store import Store
+
+    finished = Store.finished
+
+    def then_lost(self: Store) -> dict:  # type: ignore[type-arg]
+        rows = finished(self)
+        self.db.close()  # as if the file went away: the first put fails
+        return rows
+
+    monkeypatch.setattr(Store, "finished", then_lost)
+    out = tmp_path / "out"
+    code = main(["run", str(spec), "--out", str(out), "--workers", "1", "--quiet"])
+    one_line(code, 1, capsys.readouterr().err, f"cannot store a finished task in '{out / 'store.sqlite'}'")
+
+
 def test_plot_into_a_folder_it_cannot_write(spec: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
     assert main(["run", str(spec), "--out", str(out), "--workers", "1", "--quiet"]) == 0
