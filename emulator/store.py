@@ -141,6 +141,8 @@ class Store:
             what = f"tables {', '.join(other[:5])}" if other else "tables of another layout"
             raise _Damaged(f"is not an lbemu result store (it has {what})")
         stored = self.db.execute("SELECT value FROM meta WHERE key = 'scenario'").fetchone()
+        if stored is None and self.db.execute("SELECT COUNT(*) FROM tasks").fetchone()[0] == 0:
+            return None  # made, but not claimed yet: as good as new
         scenario = _decode(stored[0] if stored is not None else None)
         if scenario is None:
             raise _Damaged("is damaged (its scenario is missing or unreadable)")
