@@ -118,7 +118,7 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
         job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
         if track and job.measured:
             recent.append(job)
-            if not job_id & 1023:
+            if not job_id & 63:
                 _all_arrived(recent, 0, 0)  # prunes
         job_id += 1
         target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
