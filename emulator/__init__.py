@@ -15,8 +15,8 @@ __version__ = "0.1.0"
 
 from .api import Results, run, simulate
 from .config import Scenario, load_scenario
-from .errors import ScenarioError
+from .errors import RunError, ScenarioError
 from .policies import REGISTRY
 
-__all__ = ["REGISTRY", "Results", "Scenario", "ScenarioError", "load_scenario", "run", "simulate",
+__all__ = ["REGISTRY", "Results", "RunError", "Scenario", "ScenarioError", "load_scenario", "run", "simulate",
            "__version__"]

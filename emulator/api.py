@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import math
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import Scenario
+from .errors import RunError
 from .runner import Task, execute, make_task, run_task
 
 
@@ -135,17 +137,22 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
                     for rep in range(wanted[point.index, policy.label])
                     if (point.index, policy.label, rep) not in rows]
             bars.start(len(todo))
-            for task, row, error in execute(todo, workers=workers, executor=executor,
-                                            progress=bars.jobs(todo)):
-                if store is not None:
-                    store.put(task.key, row, error)
-                if row is None:
-                    errors.append((task.describe(), error or ""))
-                else:
-                    rows[task.key] = row
-                bars.advance()
+            # closing: an interrupt here stops the workers now, not when the generator is collected.
+            with closing(execute(todo, workers=workers, executor=executor, progress=bars.jobs(todo))) as outcomes:
+                for task, row, error in outcomes:
+                    if store is not None:
+                        store.put(task.key, row, error)
+                    if row is None:
+                        errors.append((task.describe(), error or ""))
+                    else:
+                        rows[task.key] = row
+                    bars.advance()
             if scenario.precision is None or errors or not _more_replications(scenario, rows, wanted):
                 break
+    except RunError as exc:
+        if out is None:
+            raise
+        raise RunError(f"{exc}; the finished tasks are stored in '{out}': run the same command to resume") from None
     finally:
         bars.close()
         if store is not None:
@@ -176,9 +183,15 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
     grew = False
     for (point, label), n in wanted.items():
         values = [rows[point, label, rep][target.metric] for rep in range(n) if (point, label, rep) in rows]
+        if n >= target.max_replications:
+            continue
+        if len(values) < 2:  # no half-width yet: not met, so take a second replication
+            wanted[point, label] = max(2, n + 1)
+            grew = True
+            continue
         mean, half = mean_ci(values)
         goal = target.relative_halfwidth * abs(mean)
-        if n >= target.max_replications or not half > goal:
+        if not half > goal:
             continue
         needed = math.ceil(n * (half / goal) ** 2) if goal > 0 else target.max_replications
         wanted[point, label] = min(target.max_replications, max(n + 1, needed))

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .errors import ScenarioError
+from .errors import RunError, ScenarioError
 
 
 class _Parser(argparse.ArgumentParser):
@@ -177,7 +177,12 @@ def _plot(args: argparse.Namespace) -> int:
     from .output import read_summary
 
     summary = read_summary(args.dir)
-    for path in plot_folder(summary, Path(args.dir)):
+    try:
+        paths = plot_folder(summary, Path(args.dir))
+    except OSError as exc:
+        raise ScenarioError(f"DIR: expected a folder lbemu can write figures into, cannot write "
+                            f"'{exc.filename or args.dir}' ({exc.strerror or exc})") from None
+    for path in paths:
         print(f"wrote {path}")
     return 0
 
@@ -193,6 +198,9 @@ def main(argv: list[str] | None = None) -> int:
     except ScenarioError as exc:
         print(f"lbemu: error: {exc}", file=sys.stderr)
         return 2
+    except RunError as exc:
+        print(f"lbemu: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("lbemu: interrupted", file=sys.stderr)
         return 130

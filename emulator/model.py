@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -85,20 +86,55 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
 def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
             dispatchers: list[Dispatcher], split: Uniforms | None,
             recorder: Recorder) -> Generator[simpy.Event, Any, None]:
-    """The arrival process: draws each job, then hands it to a uniformly random dispatcher."""
+    """The arrival process: draws each job, then hands it to a uniformly random dispatcher.
+
+    Arrivals stop once the window has closed and every measured job has reached its
+    server (or was blocked). From then on no later job can change a measured job's
+    response: a FIFO server serves later jobs after it, and a pool serves every job
+    on its own; window metrics were fixed when it closed. So stopping changes no
+    metric, and an unstable run (``allow_unstable``) ends once its backlog drains
+    instead of admitting arrivals for as long as that takes.
+    """
     job_id = 0
     single = dispatchers[0]
     next_size = sizes.__next__
+    # With latency, measured jobs may still be on their way when the window closes: keep
+    # those that may be, pruned from the left now and then. Without, a job sent is at its server.
+    track = not dispatchers[0].channel.instant
+    recent: deque[Job] = deque()
     # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
     # the measurement window.
     first, end = recorder.warmup, recorder.warmup + recorder.jobs
     for gap in gaps:
         if gap > 0.0:  # batch members (gap 0) arrive without another event
             yield Timeout(env, gap)
-        if job_id == first or job_id == end:
+        if job_id >= end:
+            if job_id == end:
+                recorder.edge()
+            if _all_arrived(recent if track else None, recorder.transfers, job_id):
+                return
+        elif job_id == first:
             recorder.edge()
         job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
+        if track and job.measured:
+            recent.append(job)
+            if not job_id & 63:
+                _all_arrived(recent, 0, 0)  # prunes
         job_id += 1
         target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
         target.receive(job)
     recorder.exhausted()
+
+
+def _all_arrived(recent: deque[Job] | None, transfers: int, created: int) -> bool:
+    """Whether every measured job has reached its server (or was blocked).
+
+    ``recent``: the measured jobs that may be on their way, pruned here; None when
+    messages are instant, and then every job sent so far (``transfers``) is at its
+    server, so all are when all ``created`` jobs were sent.
+    """
+    if recent is None:
+        return transfers == created
+    while recent and (recent[0].blocked or hasattr(recent[0], "server")):  # `server` is set at the server
+        recent.popleft()
+    return not recent

@@ -8,21 +8,53 @@ from typing import Any
 import yaml
 
 
-def write_scenario(out: Path, scenario: Any) -> None:
-    """The resolved scenario, with the package version, as ``scenario.yaml``."""
+def _scenario_text(scenario: Any) -> str:
     from . import __version__
 
-    out.mkdir(parents=True, exist_ok=True)
     # The version goes in a comment, so that the file is a scenario lbemu runs as it is.
-    header = f"# resolved by lbemu {__version__}\n"
-    (out / "scenario.yaml").write_text(header + yaml.safe_dump(scenario.to_dict(), sort_keys=False))
+    return f"# resolved by lbemu {__version__}\n" + yaml.safe_dump(scenario.to_dict(), sort_keys=False)
+
+
+def write_scenario(out: Path, scenario: Any) -> None:
+    """The resolved scenario, with the package version, as ``scenario.yaml``.
+
+    Written before a run starts, so it also checks that the results folder takes
+    the files of a run: `ScenarioError` if ``scenario.yaml`` cannot be written, or
+    ``runs.csv`` or ``summary.csv`` exist and cannot be written.
+    """
+    from .errors import ScenarioError
+
+    path = out / "scenario.yaml"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(_scenario_text(scenario))
+        for path in (out / "runs.csv", out / "summary.csv"):
+            if path.exists() or path.is_symlink():
+                with open(path, "a"):  # opening to append changes nothing
+                    pass
+    except OSError as exc:
+        raise ScenarioError(f"--out: expected a results folder lbemu can write, cannot write '{path}' "
+                            f"({exc.strerror or exc})") from None
 
 
 def write_results(out: Path, results: Any) -> None:
-    """Write the three files of `CONTRACT.md` into ``out`` (created if needed)."""
-    write_scenario(out, results.scenario)
-    results.runs.to_csv(out / "runs.csv", index=False)
-    results.summary.to_csv(out / "summary.csv", index=False)
+    """Write the three files of `CONTRACT.md` into ``out`` (created if needed).
+
+    `RunError` if one cannot be written (e.g. the disk is full): the store keeps the results.
+    """
+    from .errors import RunError
+
+    path = out / "scenario.yaml"
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        path.write_text(_scenario_text(results.scenario))
+        path = out / "runs.csv"
+        results.runs.to_csv(path, index=False)
+        path = out / "summary.csv"
+        results.summary.to_csv(path, index=False)
+    except OSError as exc:
+        raise RunError(f"cannot write '{path}' ({exc.strerror or exc}); the finished tasks are stored in "
+                       f"'{out}': make the file writable and run the same command to write it") from None
 
 
 def read_summary(folder: str | Path) -> Any:

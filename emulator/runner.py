@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 import time
 import traceback
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
 from .config import Point, ResolvedPolicy, Scenario
+from .errors import RunError
 from .streams import replication_seed
 
 
@@ -72,7 +76,7 @@ Outcome = tuple[Task, dict[str, Any] | None, str | None]
 
 
 def execute(todo: list[Task], workers: int | None = None, executor: Executor | None = None,
-            progress: Any = None) -> Iterator[Outcome]:
+            progress: Any = None) -> Generator[Outcome, None, None]:
     """Run tasks; yield ``(task, row, error)`` as each finishes (row None if it raised).
 
     With ``executor`` (e.g. a Dask client's ``get_executor()``) the tasks go there;
@@ -86,11 +90,55 @@ def execute(todo: list[Task], workers: int | None = None, executor: Executor | N
             yield (task, *_guarded(task, progress))
         return
     own = executor is None
-    pool = executor or ProcessPoolExecutor(max_workers=min(workers, len(todo)))
+    pool = executor or ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_started)
+    lost = 0
     try:
         futures = {pool.submit(_guarded, task): task for task in todo}
         for future in as_completed(futures):
-            yield (futures[future], *future.result())
+            try:
+                row, error = future.result()
+            except BrokenProcessPool:  # a worker died (e.g. the out-of-memory killer): every unfinished task fails
+                lost += 1
+                continue
+            yield futures[future], row, error
+    except BaseException:  # Ctrl-C, or the caller stopped: do not wait for the running tasks
+        if own:
+            _stop(pool)
+        raise
     finally:
         if own:
             pool.shutdown(wait=True, cancel_futures=True)
+    if lost:
+        raise RunError(f"a worker process died (killed by a signal, e.g. out of memory): {lost} of "
+                       f"{len(todo)} task(s) did not finish")
+
+
+def _worker_started() -> None:
+    """Set up a local worker process: Ctrl-C is the parent's to handle, and the parent's death ends it.
+
+    Ctrl-C reaches every process in the terminal's process group; the workers ignore
+    it, so that only the parent reports (one line) and stops them. A watchdog thread
+    ends the worker if its parent is gone (its parent process id changes), so that
+    killing only the parent leaves no orphans computing on. (The parent as the worker
+    sees it: the process that started it, which is a fork server under some start methods.)
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="lbemu-parent-watchdog", daemon=True).start()
+
+
+def _stop(pool: Executor) -> None:
+    """End a local pool at once: queued tasks are cancelled and running ones ended (their results are lost)."""
+    processes = list(getattr(pool, "_processes", None) or {})  # no public handle before Python 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for pid in processes:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except OSError:  # already gone
+            pass

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -93,6 +94,17 @@ def test_precision_target_adds_replications_until_met() -> None:
     met = row["mean_response_ci95"] <= 0.03 * row["mean_response"]
     assert bool(row["precision_met"]) == met
     assert row["replications"] > 2 and (met or row["replications"] == 12)
+
+
+def test_precision_target_from_one_replication_adds_replications() -> None:
+    # One value has no confidence interval: the target is not met yet, so a second
+    # replication (and more, as the half-width asks) must follow.
+    scenario = Scenario.from_dict({
+        **SMALL, "replications": 1, "sweep": {}, "policies": [{"name": "random"}],
+        "run": {"jobs": 1000, "warmup_jobs": 100},
+        "precision": {"metric": "mean_response", "relative_halfwidth": 0.001, "max_replications": 3}})
+    row = emulator.run(scenario, workers=1).summary.iloc[0]
+    assert row["replications"] == 3 and not row["precision_met"]
 
 
 def test_changed_scenario_is_refused_unless_forced(tmp_path: Path) -> None:
@@ -182,6 +194,90 @@ def test_unusable_results_folder_is_bad_input(tmp_path: Path) -> None:
     (tmp_path / "broken" / "store.sqlite").write_text("not a database")
     with pytest.raises(ScenarioError, match="--out: expected a results folder"):
         emulator.run(scenario, workers=1, out=tmp_path / "broken")
+
+
+TINY = {**SMALL, "replications": 2, "sweep": {}, "run": {"jobs": 1000, "warmup_jobs": 100},
+        "policies": [{"name": "random"}, {"name": "jsq"}]}
+
+
+def _damage_rows(store: Path) -> None:
+    """Zero the last bytes of the tasks table's page, where SQLite keeps the first stored row's text."""
+    db = sqlite3.connect(store)
+    page_size = db.execute("PRAGMA page_size").fetchone()[0]
+    root = db.execute("SELECT rootpage FROM sqlite_master WHERE name = 'tasks'").fetchone()[0]
+    db.close()
+    with open(store, "r+b") as file:
+        file.seek(root * page_size - 20)
+        file.write(bytes(20))
+
+
+def _truncate(store: Path) -> None:
+    os.truncate(store, store.stat().st_size // 2)
+
+
+def _foreign(store: Path) -> None:
+    store.unlink()
+    db = sqlite3.connect(store)
+    db.execute("CREATE TABLE contacts (name TEXT)")
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize(("damage", "says"), [(_damage_rows, "is damaged"), (_truncate, "is damaged"),
+                                              (_foreign, "is not an lbemu result store")])
+def test_damaged_or_foreign_store_is_refused_and_force_starts_afresh(tmp_path: Path, damage, says) -> None:  # type: ignore[no-untyped-def]
+    scenario = Scenario.from_dict(TINY)
+    emulator.run(scenario, workers=1, out=tmp_path)
+    expected = _runs(tmp_path)
+    (tmp_path / "notes.txt").write_text("mine")
+    damage(tmp_path / "store.sqlite")
+    with pytest.raises(ScenarioError, match=f"store.sqlite' {says} .*--force to start afresh") as refused:
+        emulator.run(scenario, workers=1, out=tmp_path)
+    assert "\n" not in str(refused.value)
+    emulator.run(scenario, workers=1, out=tmp_path, force=True)
+    pd.testing.assert_frame_equal(_runs(tmp_path), expected)
+    assert (tmp_path / "notes.txt").read_text() == "mine"  # nothing else in the folder is touched
+    assert len(emulator.run(scenario, workers=1, out=tmp_path).runs) == 4  # a sound store again
+
+
+def test_two_runs_creating_one_store_at_once_cannot_both_claim_it(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from emulator import store
+
+    class SlowReads:
+        """A connection that pauses after reading the stored scenario: the widest race window."""
+
+        def __init__(self, db: sqlite3.Connection) -> None:
+            self.db = db
+
+        def execute(self, sql: str, *args: Any) -> Any:
+            cursor = self.db.execute(sql, *args)
+            if sql.startswith("SELECT value FROM meta"):
+                time.sleep(0.3)
+            return cursor
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.db, name)
+
+    connect = sqlite3.connect
+    monkeypatch.setattr(store.sqlite3, "connect", lambda *a, **k: SlowReads(connect(*a, **k)))
+    claimed, refused = [], []
+
+    def create(name: str) -> None:
+        try:
+            store.Store(tmp_path, {"name": "x", "seed": name}).close()
+            claimed.append(name)
+        except ScenarioError as exc:
+            refused.append(str(exc))
+
+    threads = [threading.Thread(target=create, args=(seed,)) for seed in ("1", "2")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(claimed) == 1 and len(refused) == 1 and "different scenario (seed:" in refused[0]
 
 
 def test_renamed_scenario_reuses_results_under_its_new_name(tmp_path: Path) -> None:

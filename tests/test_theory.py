@@ -395,7 +395,9 @@ def pool_occupancy(base: int, replications: int, policy: dict[str, Any], servers
     with a sampler process; the intervals are for a family of ``levels`` levels.
     """
     data = {"name": "occupancy", "seed": base, "replications": 1,
-            "run": {"jobs": 1000, "warmup_jobs": 0},
+            # Arrivals stop once the measurement window has closed: measure every job until ``end``
+            # (lam N end of them on average; 20% more is over 40 standard deviations).
+            "run": {"jobs": int(1.2 * lam * servers * end), "warmup_jobs": 0},
             "system": {"servers": servers, "discipline": "pool"},
             "workload": {"load": lam, "arrivals": {"kind": "poisson"},
                          "service": {"kind": "exponential", "mean": 1}},

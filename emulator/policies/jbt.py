@@ -51,7 +51,13 @@ class JBTPolicy(ListPolicy):
     arrives (``rereport``) and when a new threshold arrives (``recheck``). With
     ``reset``, each update clears the dispatchers' lists and the new threshold
     tells every server it is no longer listed, so the list holds only servers
-    below the current r (at the cost of up to N more reports per period).
+    below the current r (at the cost of up to N more reports per period). With
+    several dispatchers, dispatcher 0 clears its own list when it sets r and
+    sends the update to each of the other D - 1 as a ``threshold`` message (over
+    the channel, with its latency); each clears its list when that message
+    arrives. A report that reaches a dispatcher before its update does is
+    cleared with the list, and its server, which counts itself listed, is on no
+    list until the next update: a real system with these messages has the same race.
 
     Dispatcher side: the list of reported ids. A job goes to an id taken uniformly
     at random from the list (with heterogeneous speeds, with probability
@@ -66,9 +72,9 @@ class JBTPolicy(ListPolicy):
     yet sent a job", the state-based reading; ``reset`` is off, so a server listed
     under an earlier, higher r stays listed. A server reports only when not
     listed, so reports never exceed the jobs taken from lists plus N: at most
-    1 + N/jobs per job, plus (N + 2d) per update period. With several
-    dispatchers, reports go to a uniformly random one. JIQ is the fixed
-    threshold r = 0 under ``le``.
+    1 + N/jobs per job, plus (N + 2d) per update period (N + 2d + D - 1 with
+    ``reset`` and D dispatchers). With several dispatchers, reports go to a
+    uniformly random one. JIQ is the fixed threshold r = 0 under ``le``.
 
     References
     ----------
@@ -79,7 +85,7 @@ class JBTPolicy(ListPolicy):
 
     name = "jbt"
     Config = JBTConfig
-    messages = "at most 1 report per job, plus N threshold + 2d per period"
+    messages = "at most 1 report per job, plus N threshold + 2d per period (+ D-1 threshold with reset)"
     expressions: ClassVar[tuple[str, ...]] = ("d",)
 
     @classmethod
@@ -141,8 +147,11 @@ class JBTPolicy(ListPolicy):
             def broadcast(lengths: list[int]) -> None:
                 r = min(lengths)
                 if self.reset:
-                    for each in self.dispatchers:
-                        each.state.clear()
+                    # Dispatcher 0 clears its own list; every other one clears its list when
+                    # the update reaches it, as a threshold message of its own.
+                    self.dispatchers[0].state.clear()
+                    for other in self.dispatchers[1:]:
+                        channel.send(Kind.THRESHOLD, _cleared, other)
                 for server in servers:
                     channel.send(Kind.THRESHOLD, self._new_threshold, server, r)
 
@@ -152,3 +161,7 @@ class JBTPolicy(ListPolicy):
 
 def _reported(dispatcher: Dispatcher, sid: int) -> None:
     dispatcher.state.add(sid)
+
+
+def _cleared(dispatcher: Dispatcher) -> None:
+    dispatcher.state.clear()
