@@ -67,7 +67,10 @@ def _exponential(scenario: Any) -> bool:
 
 @lru_cache(maxsize=512)
 def _threshold(load: float, d: int, threshold: int) -> tuple[float, float]:
-    return theory.threshold_response(load, d, threshold), 2.0 * theory.threshold_probes(load, d, threshold)
+    """Mean response and messages per job (two per probe) of the threshold model's mean field."""
+    s = theory.threshold_fixed_point(load, d, threshold)
+    x = s[threshold] if threshold < len(s) else 0.0
+    return float(s[1:].sum() / load), 2.0 * float(sum(x**k for k in range(d)))
 
 
 @lru_cache(maxsize=512)

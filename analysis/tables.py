@@ -83,8 +83,13 @@ class Value:
     like: Cell | None = None
 
     def text(self) -> str:
+        """Rounded like ``like``; else 3 significant digits, and "≈ 0" below 1e-9 (e.g. 1e-127 blocking)."""
         places = self.like.places if self.like is not None else None
-        return f"{self.value:.4g}" if places is None else fixed(self.value, places)
+        if places is not None:
+            return fixed(self.value, places)
+        if self.value == 0:
+            return "0"
+        return "≈ 0" if abs(self.value) < 1e-9 else f"{self.value:.3g}"
 
 
 @dataclass
@@ -363,8 +368,10 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
                 continue
             found, label = _theory(points[int(match["point"].iloc[0])], entry)
             if metric in found:
-                like = cells.get((r - 1, c) if "policy" in row_keys else (r, c - 1)) if kind == THEORY else None
-                cells[r, c] = Value(found[metric], like if isinstance(like, Cell) else None)
+                # Round like the measured value beside it (for the bound: the last policy's).
+                like = cells.get((r - 1, c) if "policy" in row_keys else (r, c - 1))
+                like = like.like if isinstance(like, Value) else like
+                cells[r, c] = Value(found[metric], like)
                 labels.setdefault(r, set()).add(label)
     # Keep theory rows that have a value; name them after their approximation.
     kept: list[tuple[Any, ...]] = []
@@ -456,7 +463,7 @@ def _cell_text(cell: Cell | Value | None, fmt: str) -> str:
         return ""
     if isinstance(cell, Value):
         text = cell.text()
-        return {"markdown": f"_{text}_", "latex": f"\\textit{{{text}}}",
+        return {"markdown": f"_{text}_", "latex": f"\\textit{{{latex_escape(text)}}}",
                 "html": f"<em>{html.escape(text)}</em>"}.get(fmt, text)
     if fmt == "latex":
         mean, half = cell.parts()
@@ -526,7 +533,7 @@ def _csv(table: Pivot) -> str:
 
 
 LATEX_SYMBOLS = {"√": r"$\surd$", "λ": r"$\lambda$", "→": r"$\to$", "∞": r"$\infty$", "±": r"$\pm$",
-                 "Δ": r"$\Delta$", "≤": r"$\le$", "≥": r"$\ge$", "×": r"$\times$", "·": r"$\cdot$",
+                 "Δ": r"$\Delta$", "≈": r"$\approx$", "≤": r"$\le$", "≥": r"$\ge$", "×": r"$\times$", "·": r"$\cdot$",
                  "–": "--", "—": "---"}
 
 
