@@ -67,7 +67,7 @@ def decimals(half: float) -> int:
     Examples
     --------
     >>> decimals(0.01234), decimals(0.5), decimals(12.3), decimals(123.0), decimals(0.0995)
-    (3, 2, 0, -1, 3)
+    (3, 2, 0, -1, 2)
     """
     places = SIGNIFICANT - 1 - math.floor(math.log10(half))
     # Rounding may carry into the next digit (0.0995 -> 0.10): keep two significant digits of that.
