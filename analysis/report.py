@@ -33,7 +33,7 @@ half-width, the mean rounded to match. A value without ± is the same in every r
 delay, waiting, queue lengths, messages and blocking) and every value whose interval overlaps it: their
 difference is not resolved by these runs. Tasks per pool (occupancy) has no best.</p>
 <p><em>Italic</em> rows are theory, named after the approximation: "exact" holds at any N, "mean field,
-N → ∞" and "fluid limit, N → ∞" are limits that finite N approaches from above, and a "lower bound"
+N → ∞" and "fluid limit, N → ∞" are limits as N grows (finite N may differ by O(1/N) or more), and a "lower bound"
 holds for every policy. A theory row appears only where its assumptions (Poisson arrivals, the service
 law, FIFO or pools, equal speeds, one dispatcher, zero latency) hold for that scenario.</p>
 """

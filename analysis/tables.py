@@ -257,7 +257,12 @@ def _fmt(value: Any) -> str:
 
 
 def key_name(key: str) -> str:
-    """Short display name of a key: ``workload.load`` -> ``load``, ``system.servers`` -> ``N``."""
+    """Short display name of a key: ``workload.load`` -> ``load``, ``system.servers`` -> ``N``.
+
+    A policy parameter (``policies.2.period``) shows as its name (``period``).
+    """
+    if key.startswith("policies."):
+        return key.rsplit(".", 1)[-1]
     return KEY_NAMES.get(key, ".".join(key.split(".")[-2:]))
 
 
