@@ -482,6 +482,21 @@ def _cell_text(cell: Cell | Value | None, fmt: str) -> str:
     return f"{text} *" if cell.best else f"{text}  "
 
 
+def _span(table: Pivot, metric: str) -> str:
+    """Title over a metric's block of columns: ``mean response, load =`` when one key goes across."""
+    title = table.titles.get(metric, metric)
+    keys = [k for k in table.col_keys if k != "policy"]
+    return f"{title}, {key_name(keys[0])} =" if len(table.col_keys) == 1 and keys else title
+
+
+def _sub(table: Pivot, combo: tuple[Any, ...]) -> str:
+    """Header of one column under its metric's title: the value alone when one key goes across."""
+    if len(table.col_keys) == 1:
+        return str(combo[0]) if isinstance(combo[0], Entry) else _fmt(combo[0])
+    return ", ".join(str(v) if isinstance(v, Entry) else f"{key_name(k)}={_fmt(v)}"
+                     for k, v in zip(table.col_keys, combo, strict=True))
+
+
 def render(table: Pivot, format: str = "text") -> str:
     """The table as ``text``, ``markdown``, ``csv``, ``latex`` or ``html``."""
     if format not in FORMATS:
@@ -562,7 +577,7 @@ def _latex(table: Pivot) -> str:
     lines = [r"\begin{table}[htbp]", r"\centering", r"\small", r"\setlength{\tabcolsep}{4pt}",
              f"\\begin{{tabular}}{{{'l' * nkeys}{'r' * ncols}}}", r"\toprule"]
     if table.col_keys:
-        spans = [f"\\multicolumn{{{per_metric}}}{{c}}{{{latex_escape(table.titles.get(m, m))}}}" for m in table.metrics]
+        spans = [f"\\multicolumn{{{per_metric}}}{{c}}{{{latex_escape(_span(table, m))}}}" for m in table.metrics]
         lines.append(" & " * nkeys + " & ".join(spans) + r" \\")
         rules = [f"\\cmidrule(lr){{{nkeys + 1 + i * per_metric}-{nkeys + (i + 1) * per_metric}}}"
                  for i in range(len(table.metrics))]
@@ -571,9 +586,7 @@ def _latex(table: Pivot) -> str:
         subs = []
         for c in range(ncols):
             _, combo = table.columns[c]
-            subs.append(latex_escape(", ".join(
-                str(v) if isinstance(v, Entry) else f"{key_name(k)}={_fmt(v)}"
-                for k, v in zip(table.col_keys, combo, strict=True))))
+            subs.append(latex_escape(_sub(table, combo)))
         lines.append(" & ".join([*names, *subs]) + r" \\")
     else:
         lines.append(" & ".join([*(latex_escape(key_name(k)) for k in table.row_keys),
@@ -601,9 +614,9 @@ def _html(table: Pivot) -> str:
     keys = "".join(f'<th rowspan="{2 if table.col_keys else 1}">{html.escape(key_name(k))}</th>'
                    for k in table.row_keys)
     if table.col_keys:
-        spans = "".join(f'<th colspan="{per_metric}">{html.escape(table.titles.get(m, m))}</th>' for m in table.metrics)
+        spans = "".join(f'<th colspan="{per_metric}">{html.escape(_span(table, m))}</th>' for m in table.metrics)
         out.append(f"<tr>{keys}{spans}</tr>")
-        subs = "".join(f"<th>{html.escape(_header(table, c, '|').split('|', 1)[-1])}</th>" for c in range(ncols))
+        subs = "".join(f"<th>{html.escape(_sub(table, table.columns[c][1]))}</th>" for c in range(ncols))
         out.append(f"<tr>{subs}</tr>")
     else:
         out.append(f"<tr>{keys}" + "".join(f"<th>{html.escape(table.titles.get(m, m))}</th>"
