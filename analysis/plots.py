@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .style import MARKERS, Style, policy_style
+from .style import Style, policy_style
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -162,8 +162,8 @@ def _keys(summary: pd.DataFrame, rows: Sequence[str] | None,
     for option, keys in (("--rows", rows or ()), ("--cols", cols or ())):
         for key in keys:
             if key not in allowed:
-                raise ScenarioError(f"{option}: expected policy or a swept key ({', '.join(allowed[:-len(KEY_COLUMNS)] or ['policy'])}), "
-                                    f"got '{key}'")
+                named = ", ".join(k for k in allowed if k not in KEY_COLUMNS)
+                raise ScenarioError(f"{option}: expected policy or a swept key ({named}), got '{key}'")
     if rows and cols and set(rows) & set(cols):
         raise ScenarioError(f"--rows/--cols: expected different keys, got '{sorted(set(rows) & set(cols))[0]}' in both")
     if cols is None:
@@ -322,7 +322,8 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
         metrics = [f"{m}_diff" if f"{m}_diff" in summary.columns else m for m in metrics]
     _check_metrics(summary, metrics)
     row_keys, col_keys = _keys(summary, rows, cols)
-    table = Pivot(row_keys, col_keys, metrics, name=str(summary["scenario"].iloc[0]) if "scenario" in summary else "results")
+    name = str(summary["scenario"].iloc[0]) if "scenario" in summary else "results"
+    table = Pivot(row_keys, col_keys, metrics, name=name)
     table.titles = {m: metric_title(m, summary, compare_to) for m in metrics}
     points = _points(scenario) if theory and not diff else {}
 
@@ -356,7 +357,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
             kind = entry.kind if isinstance(entry, Entry) else MEASURED
             if isinstance(entry, Entry) and kind == MEASURED:
                 values["policy"] = entry.policy
-            if kind == MEASURED:
+            if not isinstance(entry, Entry) or kind == MEASURED:
                 at = index.get(tuple(_fmt(values[k]) for k in keys))
                 if at is not None:
                     half = summary.at[at, f"{metric}_ci95"] if f"{metric}_ci95" in summary else math.nan
@@ -533,7 +534,8 @@ def _markdown(table: Pivot) -> str:
 def _csv(table: Pivot) -> str:
     records = []
     for r, row in enumerate(table.rows):
-        record: dict[str, Any] = {key: (str(v) if isinstance(v, Entry) else v) for key, v in zip(table.row_keys, row, strict=True)}
+        record: dict[str, Any] = {key: (str(v) if isinstance(v, Entry) else v)
+                                  for key, v in zip(table.row_keys, row, strict=True)}
         record["kind"] = table.row_kind(r)
         for c in range(len(table.columns)):
             header = _header(table, c, " ")

@@ -107,7 +107,7 @@ def test_table_on_the_results_folder(quickstart: tuple[subprocess.CompletedProce
     # The formats, in-process (the subprocess above covers the entry point).
     assert main(["table", str(out), "--format", "markdown", "--metric", "mean_wait", "--metric", "prob_wait"]) == 0
     markdown = capsys.readouterr().out
-    assert "|" in markdown and "mean_wait" in markdown and "prob_wait" in markdown
+    assert "|" in markdown and "mean wait" in markdown and "P(wait)" in markdown
     assert main(["table", str(out), "--format", "latex"]) == 0
     assert "\\begin{tabular}" in capsys.readouterr().out
     assert main(["table", str(out), "--format", "csv"]) == 0
