@@ -348,7 +348,8 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
              for i, row in enumerate(summary[[*row_keys, *col_keys]].itertuples(index=False, name=None))}
     keys = [*row_keys, *col_keys]
     cells: dict[tuple[int, int], Cell | Value] = {}
-    labels: dict[int, set[str]] = {}
+    found_labels: dict[tuple[int, int], set[str]] = {}
+    theory_in_cols = "policy" in col_keys
     columns = [(metric, combo) for metric in metrics for combo in col_combos]
     for r, row in enumerate(candidate_rows):
         for c, (metric, combo) in enumerate(columns):
@@ -378,26 +379,57 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
                 like = cells.get((r - 1, c) if "policy" in row_keys else (r, c - 1))
                 like = like.like if isinstance(like, Value) else like
                 cells[r, c] = Value(found[metric], like)
-                labels.setdefault(r, set()).add(label)
-    # Keep theory rows that have a value; name them after their approximation.
-    kept: list[tuple[Any, ...]] = []
-    renumber: dict[int, int] = {}
-    for r, row in enumerate(candidate_rows):
-        entry = next((v for v in row if isinstance(v, Entry)), None)
-        if entry is not None and entry.kind != MEASURED:
-            if r not in labels:
-                continue
-            text = "; ".join(sorted(labels[r]))
-            label = text if entry.kind == BOUND else f"{entry.policy}: {text}"
-            row = tuple(Entry(v.policy, v.kind, label) if isinstance(v, Entry) else v for v in row)
-        renumber[r] = len(kept)
-        kept.append(row)
-    table.rows = kept
-    table.columns = columns
-    table.cells = {(renumber[r], c): cell for (r, c), cell in cells.items() if r in renumber}
+                found_labels.setdefault((r, c), set()).add(label)
+    # Keep the theory rows (or columns) that have a value; name them after their approximation.
+    by_row: dict[int, set[str]] = {}
+    for (r, _), names in found_labels.items():
+        by_row.setdefault(r, set()).update(names)
+    rows_kept, row_map = _keep(candidate_rows, {} if theory_in_cols else by_row)
+    combos_kept = _keep(col_combos, {})[0] if not theory_in_cols else None
+    if theory_in_cols:
+        by_combo: dict[int, set[str]] = {}
+        for (_, c), names in found_labels.items():
+            by_combo.setdefault(c % len(col_combos), set()).update(names)
+        combos_kept, _ = _keep(col_combos, by_combo)
+    assert combos_kept is not None
+    kept_columns = [(metric, combo) for metric in metrics for combo in combos_kept]
+    position = {(metric, _bare(combo)): j for j, (metric, combo) in enumerate(kept_columns)}
+    table.rows = rows_kept
+    table.columns = kept_columns
+    table.cells = {}
+    for (r, c), cell in cells.items():
+        metric, combo = columns[c]
+        j = position.get((metric, _bare(combo)))
+        if r in row_map and j is not None:
+            table.cells[row_map[r], j] = cell
     _mark(table, summary)
     table.caption = _caption(summary, table, scenario, bool(points))
     return table
+
+
+def _bare(combo: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A key combination with its policy entry reduced to (policy, kind), for matching."""
+    return tuple((v.policy, v.kind) if isinstance(v, Entry) else _fmt(v) for v in combo)
+
+
+def _keep(entries: list[tuple[Any, ...]], labels: dict[int, set[str]]) -> tuple[list[tuple[Any, ...]], dict[int, int]]:
+    """The entries without theory entries that have no value; theory entries named by their labels.
+
+    Returns the kept entries and the map from old to new positions.
+    """
+    kept: list[tuple[Any, ...]] = []
+    renumber: dict[int, int] = {}
+    for i, combo in enumerate(entries):
+        entry = next((v for v in combo if isinstance(v, Entry)), None)
+        if entry is not None and entry.kind != MEASURED:
+            if i not in labels:
+                continue
+            text = "; ".join(sorted(labels[i]))
+            label = text if entry.kind == BOUND else f"{entry.policy}: {text}"
+            combo = tuple(Entry(v.policy, v.kind, label) if isinstance(v, Entry) else v for v in combo)
+        renumber[i] = len(kept)
+        kept.append(combo)
+    return kept, renumber
 
 
 def _mark(table: Pivot, summary: pd.DataFrame) -> None:
