@@ -376,9 +376,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
             found, label = _theory(points[int(match["point"].iloc[0])], entry)
             if metric in found:
                 # Round like the measured value beside it (for the bound: the last policy's).
-                like = cells.get((r - 1, c) if "policy" in row_keys else (r, c - 1))
-                like = like.like if isinstance(like, Value) else like
-                cells[r, c] = Value(found[metric], like)
+                cells[r, c] = Value(found[metric], _nearest(cells, r, c, "policy" in row_keys))
                 found_labels.setdefault((r, c), set()).add(label)
     # Keep the theory rows (or columns) that have a value; name them after their approximation.
     by_row: dict[int, set[str]] = {}
@@ -405,6 +403,16 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
     _mark(table, summary)
     table.caption = _caption(summary, table, scenario, bool(points))
     return table
+
+
+def _nearest(cells: dict[tuple[int, int], Cell | Value], r: int, c: int, down: bool) -> Cell | None:
+    """The closest measured cell before (r, c) along the policy axis: theory is rounded like it."""
+    while (r if down else c) > 0:
+        r, c = (r - 1, c) if down else (r, c - 1)
+        cell = cells.get((r, c))
+        if isinstance(cell, Cell):
+            return cell
+    return None
 
 
 def _bare(combo: tuple[Any, ...]) -> tuple[Any, ...]:
