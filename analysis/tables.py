@@ -186,7 +186,7 @@ def _keys(summary: pd.DataFrame, rows: Sequence[str] | None,
     return rows, cols
 
 
-def default_metrics(summary: pd.DataFrame, diff: bool = False) -> list[str]:
+def default_metrics(summary: pd.DataFrame) -> list[str]:
     """Delay and messages for FIFO servers; blocking, occupancy and messages with pools or a capacity."""
     blocking = ("discipline" in summary and (summary["discipline"] == "pool").any()) or (
         "blocked_fraction" in summary and summary["blocked_fraction"].fillna(0).gt(0).any())
@@ -204,12 +204,12 @@ def _check_metrics(summary: pd.DataFrame, metrics: Sequence[str]) -> None:
             if column not in summary.columns:
                 continue
             values = summary[column]
-            if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+            if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
                 numbers = pd.to_numeric(values, errors="coerce")
                 bad = values[numbers.isna() & values.notna()]
                 example = bad.iloc[0] if len(bad) else values.iloc[0]
-                if column == metric and metric in ("policy", "policy_name", "scenario", "arrivals", "service",
-                                                   "discipline", *swept_keys(summary)):
+                if column == metric and (pd.api.types.is_bool_dtype(values) or numbers.notna().sum() == 0):
+                    # Not a metric at all (policy, a text parameter, precision_met): the option is wrong.
                     raise ScenarioError(f"--metric: expected a numeric column of summary.csv, got '{metric}' "
                                         f"(values such as '{example}')")
                 raise ScenarioError(f"summary.csv: expected numbers in column '{column}', got '{example}'")
