@@ -18,7 +18,7 @@ every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N 
 pools: random             Poisson arrivals, capacity B, equal speeds      Erlang B, exact
 pools: SQ(d)              as above, exponential service, zero latency     mean field, N → ∞
 pools: JSQ                as SQ(d)                                        fluid limit, N → ∞
-pools: every policy       as SQ(d)                                        Erlang B of N·B, lower bound
+pools: every policy       Poisson, exponential, capacity B, equal speeds  Erlang B of N·B, lower bound
 ========================  ==============================================  ===========================
 
 The metrics with references are ``mean_response`` (FIFO), ``blocked_fraction``

@@ -212,3 +212,14 @@ def test_bad_table_metric_and_format(quickstart: tuple[subprocess.CompletedProce
     for args, named in ((["--metric", "bogus"], "bogus"), (["--format", "xml"], "xml")):
         result = lbemu("table", out, *args)
         one_line_error(result.returncode, result.stderr, named)
+
+
+def test_readme_table_is_the_generated_one(quickstart: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = quickstart
+    table = lbemu("table", out, "--format", "markdown")
+    assert table.returncode == 0, table.stderr
+    readme = (ROOT / "README.md").read_text()
+    assert table.stdout.rstrip("\n") in readme, (
+        "README's quickstart table is stale: paste the output of "
+        "'lbemu run scenarios/quickstart.yaml --out results/quickstart && "
+        "lbemu table results/quickstart --format markdown'")
