@@ -8,14 +8,15 @@ values applied):
 reference                 assumptions                                     label
 ========================  ==============================================  ===========================
 random routing            Poisson arrivals, FIFO, equal speeds, no        M/M/1 (exponential service)
-                          capacity; any service law with a finite         or M/G/1 (otherwise), exact
-                          variance
+                          capacity, zero latency; any service law with    or M/G/1 (otherwise), exact
+                          a finite variance
 SQ(d), d >= 2             as above, exponential service, zero latency     mean field, N → ∞
 threshold model           as SQ(d)                                        mean field, N → ∞
 JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
 every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
-                          capacity (the central queue)
-pools: random             Poisson arrivals, capacity B, equal speeds      Erlang B, exact
+                          capacity (the central queue; any latency)
+pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang B, exact
+                          zero latency
 pools: SQ(d)              as above, exponential service, zero latency     mean field, N → ∞
 pools: JSQ                as SQ(d)                                        fluid limit, N → ∞
 pools: every policy       Poisson, exponential, capacity B, equal speeds  Erlang B of N·B, lower bound
@@ -153,7 +154,8 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
     >>> references(point, point.policies[1])
     {}
     """
-    if not _applies(point):
+    # With latency a job's response includes its transfer (and probes): no single-queue formula holds.
+    if not _applies(point) or not _zero_latency(point.scenario):
         return {}
     scenario = point.scenario
     unit = _unit(scenario)
