@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .style import Style, policy_style
+
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
@@ -56,7 +58,6 @@ RESOLVED = {"load": "load", "servers": "servers"}
 AXIS_LABELS = {"load": "load (arrival rate / service capacity)", "servers": "servers N",
                "mean_response": "mean response time", "messages_per_job": "messages per job",
                "blocked_fraction": "fraction of jobs blocked"}
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 WIDE = 10.0
 """A positive range wider than this factor is drawn on a log scale."""
 DPI = 120
@@ -205,18 +206,8 @@ def _fmt(value: Any) -> str:
 
 
 # -- styling ---------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Style:
-    colors: dict[str, Any]
-    markers: dict[str, str]
-
-
-def _style(policies: Sequence[str]) -> _Style:
-    import seaborn as sns
-
-    palette = sns.color_palette("colorblind" if len(policies) <= 10 else "husl", len(policies))
-    return _Style(dict(zip(policies, palette, strict=True)),
-                  {p: MARKERS[i % len(MARKERS)] for i, p in enumerate(policies)})
+_Style = Style
+_style = policy_style  # one style map per folder, shared with the figures of `analysis.figures`
 
 
 def _figure(panels: int, ncols: int | None = None, width: float = 4.6,
@@ -276,8 +267,10 @@ def _ci(frame: pd.DataFrame, metric: str) -> Any:
 
 
 def _save(fig: Figure, out: Path, name: str) -> Path:
+    """Write the figure as ``name`` (PNG) and as SVG beside it; return the PNG's path."""
     path = out / name
     fig.savefig(path, dpi=DPI)
+    fig.savefig(path.with_suffix(".svg"))
     return path
 
 
@@ -520,8 +513,8 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 
 
 # -- entry point ---------------------------------------------------------------------------
-def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
-    """Write the figures of a results summary as PNG files into a folder.
+def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) -> list[Path]:
+    """Write the figures of a results summary as PNG and SVG files into a folder.
 
     Parameters
     ----------
@@ -530,13 +523,18 @@ def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
         (sweep point, policy) with ``<metric>`` and ``<metric>_ci95`` columns.
     out : Path
         Folder to write into (created if needed).
+    source : Path, optional
+        The results folder, for files beyond the summary (``response_cdf.csv``);
+        default ``out``.
 
     Returns
     -------
     list of Path
         ``response.png``, ``messages.png``, ``tradeoff.png`` and
         ``messages_by_kind.png`` inside ``out``, then ``blocking.png`` if any
-        job was blocked (servers or pools with a capacity).
+        job was blocked (servers or pools with a capacity), then the figures of
+        `analysis.figures` that apply (``response_tail.png``,
+        ``messages_vs_period.png``). Each PNG has an SVG twin beside it.
 
     Raises
     ------
@@ -557,6 +555,8 @@ def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
     import seaborn as sns
 
     from emulator.errors import ScenarioError
+
+    from .figures import extra_figures
 
     needed = ("policy", "mean_response", "messages_per_job")
     missing = [c for c in needed if c not in summary.columns]
@@ -579,6 +579,7 @@ def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
     if "blocked_fraction" in summary and summary["blocked_fraction"].fillna(0).gt(0).any():
         figures["blocking.png"] = lambda: _metric_figure(summary, plan, style, "blocked_fraction",
                                                          "Fraction of jobs blocked (95% CI)")
+    figures.update(extra_figures(summary, Path(source) if source is not None else out, style))
     paths = []
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
         for name, make in figures.items():

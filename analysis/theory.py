@@ -55,6 +55,7 @@ __all__ = [
     "sqd_finite_n_correction",
     "sqd_response",
     "sqd_tail",
+    "threshold_fixed_point",
     "threshold_probes",
     "threshold_response",
     "threshold_tail",
@@ -531,6 +532,51 @@ def threshold_probes(lam: float, d: int = 2, threshold: int = 1, **options: Any)
     s = threshold_tail(lam, d, threshold, **options)
     sT = s[threshold] if threshold < len(s) else 0.0
     return float(sum(sT**k for k in range(d)))
+
+
+def threshold_fixed_point(lam: float, d: int = 2, threshold: int = 1, tol: float = 1e-13) -> np.ndarray:
+    """The fixed point of `threshold_tail` from its cut equations: a 1-D root instead of the ODE.
+
+    Summing the fixed-point equations of `threshold_tail` from level k upwards
+    (the tail telescopes) gives, with ``x = s_T``, ``g = 1 + x + ... + x^(d-1)``::
+
+        k <= T: s_k = lam (g (s_{k-1} - x) + x^d)        (k = 1: s_1 = lam)
+        k >  T: s_k = lam x^(d-1) s_{k-1}                (geometric above T)
+
+    so ``x`` solves ``s_T(x) = x`` on ``[0, lam]`` (scipy's brentq), and the
+    rest follows. It agrees with the ODE's fixed point and takes milliseconds
+    where the ODE's relaxation (of order ``1 / (1 - lam)^2``) takes minutes
+    near ``lam = 1``.
+
+    Examples
+    --------
+    >>> s = threshold_fixed_point(0.7, 2, 2)
+    >>> bool(np.allclose(s[:8], threshold_tail(0.7, 2, 2)[:8], atol=1e-9))
+    True
+    >>> [round(float(threshold_fixed_point(0.99, 2, t)[1:].sum() / 0.99), 4) for t in (1, 2, 3)]
+    [50.2513, 25.9994, 14.5361]
+    """
+    from scipy.optimize import brentq
+
+    _check_load(lam)
+    if d < 1 or threshold < 1:
+        raise ValueError(f"expected d >= 1 and threshold >= 1, got {d}, {threshold}")
+    if lam == 0:
+        return np.array([1.0, 0.0])
+
+    def low(x: float) -> list[float]:
+        g = sum(x**k for k in range(d))
+        s = [1.0]
+        for _ in range(threshold):
+            s.append(lam * (g * (s[-1] - x) + x**d))
+        return s
+
+    x = lam if threshold == 1 else brentq(lambda x: low(x)[-1] - x, 0.0, lam, xtol=1e-15, rtol=1e-15)
+    s = low(x)
+    ratio = lam * x ** (d - 1)
+    while s[-1] >= tol and ratio > 0:
+        s.append(s[-1] * ratio)
+    return np.asarray(s)
 
 
 # ---------------------------------------------------------------------------------------

@@ -72,7 +72,7 @@ class Results:
         """The comparison table (see `analysis.tables.comparison_table`)."""
         from analysis.tables import comparison_table
 
-        return comparison_table(self.summary, **options)
+        return comparison_table(self.summary, **{"scenario": self.scenario, **options})
 
 
 def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor: Any = None,

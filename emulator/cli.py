@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +55,18 @@ def _parser() -> argparse.ArgumentParser:
     table = commands.add_parser("table", help="comparison table from a results folder")
     table.add_argument("dir")
     table.add_argument("--metric", action="append", help="metric column (repeatable)")
-    table.add_argument("--format", choices=("text", "markdown", "latex", "csv"), default="text")
+    table.add_argument("--rows", action="append", metavar="KEY",
+                       help="policy or a swept key down the rows (repeatable; default policy)")
+    table.add_argument("--cols", action="append", metavar="KEY",
+                       help="policy or a swept key across (repeatable; default the main swept key)")
+    table.add_argument("--diff", action="store_true",
+                       help="paired differences against compare_to instead of the values")
+    table.add_argument("--no-theory", action="store_true", help="leave out the theory rows")
+    table.add_argument("--format", choices=("text", "markdown", "latex", "csv", "html"), default="text")
+
+    report = commands.add_parser("report", help="one self-contained HTML page: scenario, tables, figures")
+    report.add_argument("dir")
+    report.add_argument("--out", help="HTML file to write (default DIR/report.html)")
 
     plot = commands.add_parser("plot", help="figures from a results folder")
     plot.add_argument("dir")
@@ -163,12 +176,34 @@ def _schema(args: argparse.Namespace) -> int:
 
 
 def _table(args: argparse.Namespace) -> int:
+    from analysis.report import read_scenario
     from analysis.tables import comparison_table
 
     from .output import read_summary
 
-    print(comparison_table(read_summary(args.dir), metrics=args.metric, format=args.format))
+    summary = read_summary(args.dir)
+    print(comparison_table(summary, metrics=args.metric, format=args.format, rows=args.rows, cols=args.cols,
+                           diff=args.diff, scenario=read_scenario(args.dir), theory=not args.no_theory))
     return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from analysis.report import write_report
+
+    with _writing(args.dir):
+        path = write_report(Path(args.dir), Path(args.out) if args.out else None)
+    print(f"wrote {path}")
+    return 0
+
+
+@contextmanager
+def _writing(folder: str) -> Iterator[None]:
+    """An output that cannot be written is bad input: one line naming the file."""
+    try:
+        yield
+    except OSError as exc:
+        raise ScenarioError(f"DIR: expected a folder lbemu can write into, cannot write "
+                            f"'{exc.filename or folder}' ({exc.strerror or exc})") from None
 
 
 def _plot(args: argparse.Namespace) -> int:
@@ -177,18 +212,15 @@ def _plot(args: argparse.Namespace) -> int:
     from .output import read_summary
 
     summary = read_summary(args.dir)
-    try:
+    with _writing(args.dir):
         paths = plot_folder(summary, Path(args.dir))
-    except OSError as exc:
-        raise ScenarioError(f"DIR: expected a folder lbemu can write figures into, cannot write "
-                            f"'{exc.filename or args.dir}' ({exc.strerror or exc})") from None
     for path in paths:
-        print(f"wrote {path}")
+        print(f"wrote {path} and {path.with_suffix('.svg').name}")
     return 0
 
 
 COMMANDS = {"run": _run, "validate": _validate, "policies": _policies, "schema": _schema,
-            "table": _table, "plot": _plot}
+            "table": _table, "plot": _plot, "report": _report}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -107,7 +107,7 @@ def test_table_on_the_results_folder(quickstart: tuple[subprocess.CompletedProce
     # The formats, in-process (the subprocess above covers the entry point).
     assert main(["table", str(out), "--format", "markdown", "--metric", "mean_wait", "--metric", "prob_wait"]) == 0
     markdown = capsys.readouterr().out
-    assert "|" in markdown and "mean_wait" in markdown and "prob_wait" in markdown
+    assert "|" in markdown and "mean wait" in markdown and "P(wait)" in markdown
     assert main(["table", str(out), "--format", "latex"]) == 0
     assert "\\begin{tabular}" in capsys.readouterr().out
     assert main(["table", str(out), "--format", "csv"]) == 0
@@ -212,3 +212,14 @@ def test_bad_table_metric_and_format(quickstart: tuple[subprocess.CompletedProce
     for args, named in ((["--metric", "bogus"], "bogus"), (["--format", "xml"], "xml")):
         result = lbemu("table", out, *args)
         one_line_error(result.returncode, result.stderr, named)
+
+
+def test_readme_table_is_the_generated_one(quickstart: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+    _, out = quickstart
+    table = lbemu("table", out, "--format", "markdown")
+    assert table.returncode == 0, table.stderr
+    readme = (ROOT / "README.md").read_text()
+    assert table.stdout.rstrip("\n") in readme, (
+        "README's quickstart table is stale: paste the output of "
+        "'lbemu run scenarios/quickstart.yaml --out results/quickstart && "
+        "lbemu table results/quickstart --format markdown'")

@@ -1,0 +1,205 @@
+"""Which theory of `analysis.theory` applies to a (sweep point, policy), and its value.
+
+A reference is given only where its assumptions hold at that point, read from
+the resolved scenario (``scenario.yaml`` of the results folder, with the swept
+values applied):
+
+========================  ==============================================  ===========================
+reference                 assumptions                                     label
+========================  ==============================================  ===========================
+random routing            Poisson arrivals, FIFO, equal speeds, no        M/M/1 (exponential service)
+                          capacity, zero latency; any service law with    or M/G/1 (otherwise), exact
+                          a finite variance
+SQ(d), d >= 2             as above, exponential service, zero latency     mean field, N → ∞
+threshold model           as SQ(d)                                        mean field, N → ∞
+JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
+every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
+                          capacity (the central queue; any latency)
+pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang B, exact
+                          zero latency
+pools: SQ(d)              as above, exponential service, zero latency     mean field, N → ∞
+pools: JSQ                as SQ(d)                                        fluid limit, N → ∞
+pools: every policy       Poisson, exponential, capacity B, equal speeds  Erlang B of N·B, lower bound
+========================  ==============================================  ===========================
+
+The metrics with references are ``mean_response`` (FIFO), ``blocked_fraction``
+(pools), ``mean_queue_length`` (by Little's law from those two) and
+``messages_per_job`` (JIQ idle tokens; threshold probes, two messages each).
+Time is in mean service times of a server (`analysis.theory`); the values are
+scaled by the service mean over the server speed.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from . import theory
+
+MEAN_FIELD = "mean field, N → ∞"
+
+
+@dataclass(frozen=True)
+class Reference:
+    """A theoretical value and the approximation it comes from (e.g. "mean field, N → ∞")."""
+
+    value: float
+    label: str
+
+
+def _unit(scenario: Any) -> float | None:
+    """Mean service time at a server if all servers have the same speed, else None."""
+    speeds = scenario.system.speeds
+    if speeds is not None and len(set(speeds)) > 1:
+        return None
+    speed = speeds[0] if speeds else 1.0
+    return float(scenario.workload.service.mean / speed)
+
+
+def _zero_latency(scenario: Any) -> bool:
+    return bool(scenario.network.latency.mean == 0)
+
+
+def _exponential(scenario: Any) -> bool:
+    return bool(scenario.workload.service.kind == "exponential")
+
+
+@lru_cache(maxsize=512)
+def _threshold(load: float, d: int, threshold: int) -> tuple[float, float]:
+    """Mean response and messages per job (two per probe) of the threshold model's mean field."""
+    s = theory.threshold_fixed_point(load, d, threshold)
+    x = s[threshold] if threshold < len(s) else 0.0
+    return float(s[1:].sum() / load), 2.0 * float(sum(x**k for k in range(d)))
+
+
+@lru_cache(maxsize=512)
+def _pool_blocking(load: float, capacity: int, d: int | None) -> float:
+    return theory.pool_blocking(load, capacity, d)
+
+
+def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict[str, Reference]:
+    """References for FIFO servers: response time (in units of the mean service), messages."""
+    law = scenario.workload.service.law()
+    found: dict[str, Reference] = {}
+    d = params.get("d")
+    if name == "random" or (name == "sqd" and d == 1):
+        if math.isfinite(law.scv):
+            label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
+            found["mean_response"] = Reference(theory.mg1_response(load, 1.0, law.scv), label)
+        return found
+    if not (_exponential(scenario) and _zero_latency(scenario)):
+        return found
+    if name == "sqd" and isinstance(d, int):
+        found["mean_response"] = Reference(theory.sqd_response(load, d), MEAN_FIELD)
+    elif name == "threshold" and isinstance(d, int):
+        response, messages = _threshold(load, d, params["threshold"])
+        found["mean_response"] = Reference(response, MEAN_FIELD)
+        found["messages_per_job"] = Reference(messages, MEAN_FIELD)
+    elif name == "jiq" and scenario.system.dispatchers == 1:
+        memory = params.get("memory")
+        found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
+        found["messages_per_job"] = Reference(theory.jiq_messages(load, memory), MEAN_FIELD)
+    return found
+
+
+def _pool(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict[str, Reference]:
+    capacity = scenario.system.capacity
+    d = params.get("d")
+    if name == "random" or (name == "sqd" and d == 1):
+        return {"blocked_fraction": Reference(theory.erlang_b(capacity, load), "Erlang B, exact")}
+    if not (_exponential(scenario) and _zero_latency(scenario)):
+        return {}
+    if name == "sqd" and isinstance(d, int):
+        return {"blocked_fraction": Reference(_pool_blocking(load, capacity, d), MEAN_FIELD)}
+    if name == "jsq":
+        return {"blocked_fraction": Reference(_pool_blocking(load, capacity, None), "fluid limit, N → ∞")}
+    return {}
+
+
+def _applies(point: Any) -> bool:
+    """The assumptions common to every reference: Poisson arrivals, equal speeds, a stable system."""
+    scenario = point.scenario
+    if scenario.workload.arrivals.kind != "poisson" or _unit(scenario) is None:
+        return False
+    if scenario.system.discipline == "pool":
+        return scenario.system.capacity is not None
+    return scenario.system.capacity is None and point.load < 1
+
+
+def references(point: Any, policy: Any) -> dict[str, Reference]:
+    """Theory for one policy at one sweep point, by metric; empty where none applies.
+
+    Parameters
+    ----------
+    point : emulator.config.Point
+        The resolved sweep point.
+    policy : emulator.config.ResolvedPolicy
+        One of ``point.policies``.
+
+    Returns
+    -------
+    dict of str to Reference
+
+    Examples
+    --------
+    >>> import emulator
+    >>> s = emulator.Scenario.from_dict({"system": {"servers": 100}, "workload": {"load": 0.9},
+    ...                                  "policies": [{"name": "sqd", "d": 2}, {"name": "jsq"}]})
+    >>> point = s.points()[0]
+    >>> ref = references(point, point.policies[0])["mean_response"]
+    >>> round(ref.value, 4), ref.label
+    (2.6141, 'mean field, N → ∞')
+    >>> references(point, point.policies[1])
+    {}
+    """
+    # With latency a job's response includes its transfer (and probes): no single-queue formula holds.
+    if not _applies(point) or not _zero_latency(point.scenario):
+        return {}
+    scenario = point.scenario
+    unit = _unit(scenario)
+    assert unit is not None
+    if scenario.system.discipline == "pool":
+        found = _pool(scenario, point.load, policy.name, policy.params)
+        if "blocked_fraction" in found:
+            ref = found["blocked_fraction"]
+            found["mean_queue_length"] = Reference(point.load * (1.0 - ref.value), ref.label)
+        return found
+    found = _fifo(scenario, point.load, policy.name, policy.params)
+    if "mean_response" in found:
+        ref = found["mean_response"]
+        found["mean_response"] = Reference(ref.value * unit, ref.label)
+        found["mean_queue_length"] = Reference(point.load * ref.value, ref.label)  # Little's law
+    return found
+
+
+def bound(point: Any) -> tuple[str, dict[str, float]] | None:
+    """The lower bound that holds for every policy at a point: its label and values by metric.
+
+    FIFO servers with exponential service: the central M/M/N queue (Erlang C),
+    which no dispatcher beats in mean response. Pools with capacity B: the
+    central loss system of N·B slots (Erlang B), which no dispatcher beats in
+    blocking. None where neither applies.
+
+    Examples
+    --------
+    >>> import emulator
+    >>> s = emulator.Scenario.from_dict({"workload": {"load": 0.9}, "policies": [{"name": "jsq"}]})
+    >>> label, values = bound(s.points()[0])
+    >>> label, round(values["mean_response"], 4)
+    ('M/M/N (Erlang C), lower bound', 1.6687)
+    """
+    if not _applies(point) or not _exponential(point.scenario):
+        return None
+    scenario = point.scenario
+    n = scenario.system.servers
+    if scenario.system.discipline == "pool":
+        capacity = scenario.system.capacity
+        blocked = theory.erlang_b(n * capacity, n * point.load)
+        return "Erlang B of N·B slots, lower bound", {"blocked_fraction": blocked}
+    unit = _unit(scenario)
+    assert unit is not None
+    response = theory.mmn_response(n, point.load)
+    return "M/M/N (Erlang C), lower bound", {"mean_response": response * unit,
+                                              "mean_queue_length": point.load * response}
