@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 from conftest import Trace, scenario_dict
 from scipy import stats
+from test_theory import column, interval, replicate, report
 
+import analysis.theory as theory
 from emulator import Scenario, ScenarioError
 from emulator.model import build_model
 from emulator.slotted import arrival_counts
@@ -207,3 +209,80 @@ def test_mmpp2_counts_have_the_mean_and_more_variance() -> None:
     assert abs(batches.mean() - rate) <= half
     # Per slot: Var = rate + Var(mean) = rate + rate^2 (b - 1)^2 / b with b = 2: 4.5 + 10.125.
     assert x.var() > 2 * rate
+
+
+# -- theory: one slotted queue, and the JBT-d paper's claims ------------------------------------
+# Random routing splits Poisson(λN) arrivals per slot into N independent Poisson(λ) streams,
+# so each server is the slotted queue of `analysis.theory.slotted_queue`. Six intervals are
+# asserted together (two metrics, three cases): Bonferroni.
+@pytest.mark.slow
+def test_random_routing_is_the_slotted_single_queue() -> None:
+    lam, family = 0.8, 6
+    cases = [
+        ("deterministic", True, theory.slotted_md1_response(lam)),
+        ("deterministic", False, theory.slotted_md1_response(lam, same_slot=False)),
+        ("exponential", True, theory.slotted_queue(lam, capacity="poisson")["mean_response"]),
+    ]
+    assert theory.slotted_queue(lam, same_slot=False)["mean_response"] == pytest.approx(cases[1][2])
+    for service, same_slot, response in cases:
+        rows = replicate(100, 8, policy="random", servers=10, load=lam, jobs=150_000,
+                         service=service, time="slotted", slot={"same_slot": same_slot})
+        measured = column(rows, "mean_response", family)
+        assert measured.contains(response), report(f"{service} same_slot={same_slot}", measured, response)
+        queue = column(rows, "mean_queue_length", family)  # Little: jobs present per slot = λ W
+        assert queue.contains(lam * response), report("queue length", queue, lam * response)
+
+
+def paired(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]], metric: str, family: int) -> Any:
+    """The interval of the paired differences a - b (same seeds: common random numbers)."""
+    return interval([a[metric] - b[metric] for a, b in zip(rows_a, rows_b, strict=True)], family)
+
+
+@pytest.mark.slow
+def test_zhou_heavy_traffic_ordering_n50() -> None:
+    # N=50, load 0.99, Poisson arrivals and Poisson(1) capacity per slot, as in the paper's
+    # heavy-traffic figures. The paper's claims: JSQ is lowest; JBT-10 stays close to it where
+    # JIQ falls away. Four one-sided paired checks (Bonferroni): the lower end of the two-sided
+    # interval at level 1 - 2 * 0.05 / 4 is the one-sided bound at 1 - 0.05 / 4.
+    options = {"servers": 50, "load": 0.99, "jobs": 100_000, "warmup_jobs": 50_000,
+               "service": "exponential", "time": "slotted"}
+    runs = {label: replicate(300, 6, **options, **policy) for label, policy in {
+        "JSQ": {"policy": "jsq"}, "SQ(2)": {"policy": "sqd", "d": 2}, "JIQ": {"policy": "jiq"},
+        "JBT-10": {"policy": "jbt", "d": 10, "period": 100}}.items()}
+    family = 2  # two-sided intervals at 1 - 0.05/2: one-sided at 1 - 0.05/4 each, four checks
+    for worse, better in (("SQ(2)", "JSQ"), ("JIQ", "JSQ"), ("JBT-10", "JSQ"), ("JIQ", "JBT-10")):
+        gap = paired(runs[worse], runs[better], "mean_response", family)
+        print(f"{worse} - {better}: {gap}")
+        assert gap.mean - gap.half > 0, f"{worse} - {better}: {gap}"
+    # JBT-10 is within a factor 2 of JSQ while JIQ is above 4 times JSQ (measured: 8.0, 4.5, 25).
+    jsq, jbt, jiq = (float(np.mean([r["mean_response"] for r in runs[k]])) for k in ("JSQ", "JBT-10", "JIQ"))
+    assert jbt < 2 * jsq < jiq / 2
+
+
+@pytest.mark.slow
+def test_jbt_messages_fall_with_the_period_to_a_floor_below_one() -> None:
+    # N=10, d=5, load 0.99, Poisson capacity: 9.9 arrivals per slot, so 100,000 jobs span about
+    # 10,000 slots, ten periods at T=1000. The update cost, (N + 2d) messages per period, is
+    # counted exactly: the updates inside the window are the multiples of T in (t0, t1], t0
+    # and t1 the slots of its first and last arrival. What remains is the reports, at most
+    # one per job taken from the list: the floor that messages per job fall to as T grows
+    # (measured 0.54, 0.33, 0.34 per job at T = 10, 100, 1000; the paper: 0.363 at T=700).
+    servers, d = 10, 5
+    options = {"servers": servers, "load": 0.99, "jobs": 100_000, "warmup_jobs": 20_000,
+               "service": "exponential", "time": "slotted", "policy": "jbt", "d": d}
+    periods = (10, 100, 1000)
+    runs = {t: replicate(400, 5, period=t, **options) for t in periods}
+    for t in periods:
+        for row in runs[t]:
+            updates = row["messages_per_job_threshold"] * row["jobs"] / servers
+            assert updates == pytest.approx(round(updates), abs=1e-6)
+            assert abs(updates - row["sim_time"] / t) <= 1
+            assert row["messages_per_job_query"] == pytest.approx(updates * d / row["jobs"], abs=1e-12)
+            assert row["messages_per_job"] == pytest.approx(
+                row["messages_per_job_report"] + updates * (servers + 2 * d) / row["jobs"], abs=1e-12)
+    # Two checks (Bonferroni): messages fall from T=10 to T=100 (paired, one-sided), and the
+    # floor at T=1000 lies below 1 per job (one-sided).
+    gap = paired(runs[10], runs[100], "messages_per_job", 1)
+    assert gap.mean - gap.half > 0, f"T=10 - T=100: {gap}"
+    floor = column(runs[1000], "messages_per_job", 1)
+    assert floor.mean + floor.half < 1.0, floor
