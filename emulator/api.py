@@ -21,12 +21,14 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | None = None,
-             allow_unstable: bool = False, label: str | None = None, **params: Any) -> dict[str, Any]:
+             allow_unstable: bool = False, label: str | None = None, time: str = "continuous",
+             slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
     ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
     ``{"kind": "erlang", "mean": 1, "k": 4}``) or just a kind; the policy's own
     parameters (``d``, ``period``, ``threshold``, ``replace``, ...) are keywords.
+    ``time="slotted"`` runs in time slots, with ``slot`` its options (``system.time``, ``system.slot``).
     ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
 
     Examples
@@ -42,7 +44,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         "name": "simulate", "seed": seed, "replications": 1, "allow_unstable": allow_unstable,
         "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs},
         "system": {"servers": servers, "dispatchers": dispatchers, "discipline": discipline,
-                   "capacity": capacity, "speeds": speeds},
+                   "capacity": capacity, "speeds": speeds, "time": time, "slot": slot},
         "workload": {"load": load},
         "policies": [entry],
     }

@@ -108,6 +108,17 @@ class ArrivalsConfig(Strict):
         return {key: value for key, value in options.items() if value is not None}
 
 
+class SlotConfig(Strict):
+    """The open points of slotted time (see docs/slotted.md)."""
+
+    same_slot: bool = Field(
+        True, description="a job can be served in the slot it arrives in (response >= 1 slot); "
+                          "false: from the next slot on (response >= 2)")
+    dispatch: Literal["job", "slot"] = Field(
+        "job", description="job: each arrival is dispatched on its own; slot: the policy dispatches the first "
+                           "arrival of a slot at a dispatcher and the others follow it to the same server")
+
+
 class SystemConfig(Strict):
     servers: int = Field(10, ge=1, description="N")
     discipline: Literal["fifo", "pool"] = "fifo"
@@ -115,6 +126,15 @@ class SystemConfig(Strict):
     speeds: tuple[Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)], ...] | None = Field(
         None, strict=False, description="service rate of each server (default all 1)")
     dispatchers: int = Field(1, ge=1)
+    time: Literal["continuous", "slotted"] = Field(
+        "continuous", description="slotted: arrivals and service in whole time slots (docs/slotted.md)")
+    slot: SlotConfig | None = Field(None, description="slotted time: options of the slot semantics")
+
+    @model_validator(mode="after")
+    def _slot(self) -> SystemConfig:
+        if self.slot is not None and self.time != "slotted":
+            raise _shape_error("slot", "expected only with system.time: slotted", self.time)
+        return self
 
 
 class WorkloadConfig(Strict):
@@ -375,6 +395,8 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         if load <= 0:
             raise ScenarioError(f"workload.load: expected > 0, '{workload.load}' gives {load:g} at N={n}")
     capacity = sum(system.speeds) if system.speeds is not None else float(n)
+    if system.time == "slotted":
+        _check_slotted(scenario)
     if workload.arrivals.kind == "trace":
         # A finite trace: its own times and sizes set the rate and the load, and it ends.
         rate, mean_size = _check_trace(scenario)
@@ -411,6 +433,41 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         raise ScenarioError(f"compare_to: expected one of the policy labels ({', '.join(labels)}), "
                             f"got {scenario.compare_to!r}")
     return Point(index, values, scenario, float(load), rate, tuple(policies))
+
+
+def _check_slotted(scenario: Scenario) -> None:
+    """What slotted time cannot run: each gets one line naming the key."""
+    system, workload = scenario.system, scenario.workload
+    arrivals, service = workload.arrivals, workload.service
+    if system.discipline != "fifo":
+        raise ScenarioError(f"system.discipline: expected fifo in slotted time, got {system.discipline!r}")
+    if arrivals.kind == "trace":
+        raise ScenarioError("workload.arrivals.kind: expected poisson, batch_poisson, mmpp2 or deterministic "
+                            "in slotted time (counts per slot), got 'trace'")
+    if arrivals.kind == "mmpp2":
+        b, c = arrivals.burstiness or 2.0, arrivals.switch_rate or 0.1
+        if (b + 1.0) * c > 1.0:
+            raise ScenarioError(f"workload.arrivals.switch_rate: expected at most 1/(burstiness+1) = "
+                                f"{1.0 / (b + 1.0):.4g} in slotted time (it sets the per-slot probability "
+                                f"(b+1)*switch_rate of leaving the high state), got {c:g}")
+    if scenario.network.latency.mean != 0:
+        raise ScenarioError(f"network.latency.mean: expected 0 in slotted time (messages arrive within the "
+                            f"slot), got {scenario.network.latency.mean:g}")
+    if service.kind not in ("deterministic", "exponential"):
+        raise ScenarioError(f"workload.service.kind: expected deterministic (constant capacity per slot) or "
+                            f"exponential (Poisson capacity per slot) in slotted time, got {service.kind!r}")
+    if service.kind == "deterministic":
+        for speed in system.speeds or (1.0,):
+            mu = speed / service.mean
+            if abs(mu - round(mu)) > 1e-9 or round(mu) < 1:
+                raise ScenarioError(f"workload.service.mean: expected speed / mean to be a whole number of "
+                                    f"jobs per slot with deterministic service in slotted time, got "
+                                    f"{speed:g} / {service.mean:g} = {mu:.4g}")
+    for i, entry in enumerate(scenario.policies):
+        period = getattr(entry, "period", None)
+        if isinstance(period, (int, float)) and period != round(period):
+            raise ScenarioError(f"policies.{i}.period: expected a whole number of slots in slotted time, "
+                                f"got {period:g}")
 
 
 def _check_trace(scenario: Scenario) -> tuple[float, float]:

@@ -10,9 +10,9 @@ from typing import Any
 import simpy
 from simpy.events import Timeout
 
-from . import arrivals
+from . import arrivals, slotted
 from .channels import Channel
-from .config import Point, ResolvedPolicy
+from .config import Point, ResolvedPolicy, SlotConfig
 from .dispatcher import Dispatcher
 from .job import Job
 from .metrics import Recorder
@@ -62,8 +62,14 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     channel = Channel(env, recorder, None if latency.mean == 0
                       else latency.law().sampler(generator(seed, "network")))
     speeds = system.speeds or (1.0,) * system.servers
-    server_class = SERVERS[system.discipline]
-    servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
+    busy: set[int] = set()  # slotted time: the ids of servers with jobs, shared with the slot clock
+    servers: list[Server]
+    if system.time == "slotted":
+        servers = [slotted.SlottedServer(env, i, speed, system.capacity, recorder, busy)
+                   for i, speed in enumerate(speeds)]
+    else:
+        server_class = SERVERS[system.discipline]
+        servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")),
                   point.rate)
@@ -72,13 +78,22 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         dispatcher.policy = model.policy
 
     arrival = workload.arrivals
+    split = Uniforms(generator(seed, "dispatchers")) if len(dispatchers) > 1 else None
+    if system.time == "slotted":
+        counts = slotted.arrival_counts(arrival.kind, point.rate, generator(seed, "arrivals"),
+                                        **arrival.gap_options())
+        mus = [speed / workload.service.mean for speed in speeds]
+        caps = slotted.capacities(workload.service.kind, mus, generator(seed, "capacities"))
+        slot = system.slot or SlotConfig()
+        env.process(slotted.clock(env, counts, caps, servers, busy, dispatchers,  # type: ignore[arg-type]
+                                  split, recorder, slot.same_slot, slot.dispatch == "slot"))
+        return model
     gaps = arrivals.gaps(arrival.kind, point.rate, generator(seed, "arrivals"), **arrival.gap_options())
     sizes: Iterator[float] = workload.service.law().sampler(generator(seed, "sizes"))
     if arrival.kind == "trace":
         trace_sizes = arrivals.read_trace(arrival.path)[1]  # type: ignore[arg-type]
         if trace_sizes is not None:
             sizes = iter(trace_sizes.tolist())
-    split = Uniforms(generator(seed, "dispatchers")) if len(dispatchers) > 1 else None
     env.process(_source(env, gaps, sizes, dispatchers, split, recorder))
     return model
 

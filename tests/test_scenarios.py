@@ -9,7 +9,8 @@ import pytest
 import emulator
 
 SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
-REPRODUCTIONS = ["supermarket", "threshold", "jbt_zhou", "pools_mukherjee", "heavy_traffic"]
+REPRODUCTIONS = ["supermarket", "threshold", "jbt_zhou", "pools_mukherjee", "heavy_traffic", "jbt_zhou2017",
+                  "jbt_zhou2017_period"]
 
 
 def test_scenarios_found() -> None:
