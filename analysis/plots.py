@@ -15,8 +15,8 @@
     marker per sweep point, larger markers for larger values of the swept
     variable.
 ``messages_by_kind.png``
-    Messages per job split by kind (query, reply, idle, report, threshold,
-    update), stacked, one bar per policy, at up to four values of the swept
+    Messages per job split by kind (query, reply, idle, report, threshold),
+    stacked, one bar per policy, at up to four values of the swept
     variable (first and last included). When one bar dwarfs the others (JSQ's
     2N), the axis stops at 2.5 times the next one and the cut bar is labelled
     with its total and an arrow.
