@@ -129,7 +129,7 @@ def layout(summary: pd.DataFrame) -> Layout:
     Parameters
     ----------
     summary : DataFrame
-        ``summary.csv`` as a frame (columns of `CONTRACT.md`).
+        ``summary.csv`` as a frame (columns in docs/results.md).
 
     Returns
     -------
@@ -526,7 +526,7 @@ def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
     Parameters
     ----------
     summary : DataFrame
-        ``summary.csv`` as a frame (columns of `CONTRACT.md`): one row per
+        ``summary.csv`` as a frame (columns in docs/results.md): one row per
         (sweep point, policy) with ``<metric>`` and ``<metric>_ci95`` columns.
     out : Path
         Folder to write into (created if needed).

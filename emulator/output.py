@@ -19,7 +19,7 @@ def write_scenario(out: Path, scenario: Any) -> None:
 
 
 def write_results(out: Path, results: Any) -> None:
-    """Write the three files of `CONTRACT.md` into ``out`` (created if needed)."""
+    """Write the three files of docs/results.md into ``out`` (created if needed)."""
     write_scenario(out, results.scenario)
     results.runs.to_csv(out / "runs.csv", index=False)
     results.summary.to_csv(out / "summary.csv", index=False)
