@@ -233,24 +233,28 @@ def test_jbt_picks_listed_servers_in_proportion_to_speed() -> None:
 # JIQ with several dispatchers
 # ---------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_jiq_random_with_four_dispatchers_has_almost_no_waiting() -> None:
-    """JIQ-Random, D = 4 dispatchers, N = 500, load 0.8: response -> 1 as N -> infinity.
+def test_jiq_random_with_two_dispatchers_has_almost_no_waiting() -> None:
+    """JIQ-Random, D = 2 dispatchers, N = 1000, load 0.8: response -> 1 as N -> infinity.
 
-    With D fixed, each I-queue holds about N (1 - lam) / D = 25 ids, so a job almost
-    always finds one, and a listed server is idle unless a random job (from a
-    dispatcher with an empty I-queue) reached it first. A job that waits does so for
-    the residual service of one job plus the few overflow jobs ahead of it: at most
-    2 on average, as in test_theory's single-dispatcher check. So the response lies in
-    [1, 1 + 2 P(wait)] with P(wait) measured on the same runs, and P(wait) itself must
-    be small (below 1%): the mean-field limit is 0. A family of 2 intervals.
+    With D fixed each I-queue holds O(N) ids, so a job almost always finds one, and a
+    listed server is idle unless a random job (from a dispatcher whose I-queue was
+    empty) reached it first. The fraction of jobs that land on a busy server is
+    exactly ``prob_wait`` (exp service), and such a job waits the residual service
+    of one job plus the few overflow jobs ahead of it: at most 2 on average, as in
+    test_theory's single-dispatcher check. So the response lies in [1, 1 + 2 P(wait)]
+    with P(wait) bounded by its interval on the same runs; it must itself be small
+    (below 1%), the mean-field value being 0. The I-queues empty far more often
+    than a binomial split of the idle servers suggests (each one is a nearly
+    balanced random walk of tokens in and jobs out), which is why N / D is large
+    here: at N = 500 and D = 4, 2.8% of jobs wait. A family of 2 intervals.
     """
-    rows = replicate(1500, 6, policy="jiq", dispatchers=4, servers=500, load=0.8, jobs=100_000)
+    rows = replicate(1500, 6, policy="jiq", dispatchers=2, servers=1000, load=0.8, jobs=100_000)
     waiting = column(rows, "prob_wait", family=2)
     assert waiting.mean + waiting.half < 0.01
     bound = 2 * (waiting.mean + waiting.half)
-    check("JIQ-Random D=4 response", column(rows, "mean_response", family=2), 1.0 + bound / 2, bound / 2)
-    # Each idle token starts one busy period, so tokens per job -> 1 as well.
-    assert column(rows, "messages_per_job").mean == pytest.approx(1.0, abs=0.01 + bound)
+    check("JIQ-Random D=2 response", column(rows, "mean_response", family=2), 1.0 + bound / 2, bound / 2)
+    # Each idle token starts one busy period of a server that got a job while idle.
+    check("JIQ-Random D=2 messages", column(rows, "messages_per_job", family=2), 1.0 - bound / 4, bound / 4)
 
 
 # ---------------------------------------------------------------------------------------
@@ -309,23 +313,23 @@ def test_dispatch_delay_is_the_message_hops(policy: dict[str, Any]) -> None:
 
 @pytest.mark.slow
 def test_stale_information_costs_waiting_on_the_same_jobs() -> None:
-    """Latency 0.2 (a fifth of a service time) against none, N = 10, load 0.9, same seeds.
+    """Latency 0.4 against none, N = 10, load 0.9, same seeds.
 
     A policy that acts on queue lengths, tokens or reports acts on older news with
     latency, so its jobs wait longer at the servers than on the same jobs without it;
     a latency path that delivered news at once would show no difference. Random
-    routing, which uses no news, bounds the loss from above. Paired intervals over 6
+    routing, which uses no news, bounds the loss from above. Paired intervals over 8
     replications: a family of 2 per policy, 10 intervals.
     """
-    latency = {"kind": "deterministic", "mean": 0.2}
+    latency = {"kind": "deterministic", "mean": 0.4}
     policies = [{"name": "jsq"}, {"name": "sqd", "d": 2}, {"name": "jiq"}, {"name": "jbt", "d": 2, "period": 5.0},
                 {"name": "threshold", "d": 2, "threshold": 1}]
     options = dict(servers=10, load=0.9, jobs=20_000)
-    random = replicate(1600, 6, policy="random", **options)
+    random = replicate(1600, 8, policy="random", **options)
     for entry in policies:
         params = {k: v for k, v in entry.items() if k != "name"}
-        fresh = replicate(1600, 6, policy=entry["name"], **options, **params)
-        stale = replicate(1600, 6, policy=entry["name"], latency=latency, **options, **params)
+        fresh = replicate(1600, 8, policy=entry["name"], **options, **params)
+        stale = replicate(1600, 8, policy=entry["name"], latency=latency, **options, **params)
         loss = interval([b["mean_wait"] - a["mean_wait"] for a, b in zip(fresh, stale, strict=True)], 10)
         gap = interval([c["mean_wait"] - b["mean_wait"] for b, c in zip(stale, random, strict=True)], 10)
         print(f"{entry['name']}: wait with latency - without {loss}; random - with latency {gap}")
