@@ -1,6 +1,7 @@
 """The documentation runs: README.md and every docs/*.md.
 
-- every ```yaml block is a scenario, or a fragment of one, and validates;
+- every ```yaml block that looks like a scenario (a mapping with a scenario key at its top
+  level), or a fragment of one, validates;
 - every ```python block runs (from the repository root);
 - every `lbemu ...` command of a ```bash block parses, and the `lbemu validate` ones run.
 
@@ -46,7 +47,9 @@ def test_docs_exist() -> None:
 @pytest.mark.parametrize("text", blocks("yaml"))
 def test_yaml_blocks_are_valid_scenarios(text: str) -> None:
     data = yaml.safe_load(text)
-    assert isinstance(data, dict) and set(data) <= SCENARIO_KEYS, f"not a scenario: {sorted(data)}"
+    if not isinstance(data, dict) or not set(data) & SCENARIO_KEYS:
+        pytest.skip("not a scenario (no scenario key at its top level)")
+    # It looks like one, so every key must be a scenario key (validation names a stray one).
     data.setdefault("policies", [{"name": "random"}])  # a fragment: any policy completes it
     assert Scenario.from_dict(data).points()
 
