@@ -15,8 +15,8 @@
     marker per sweep point, larger markers for larger values of the swept
     variable.
 ``messages_by_kind.png``
-    Messages per job split by kind (query, reply, idle, report, threshold,
-    update), stacked, one bar per policy, at up to four values of the swept
+    Messages per job split by kind (query, reply, idle, report, threshold),
+    stacked, one bar per policy, at up to four values of the swept
     variable (first and last included). When one bar dwarfs the others (JSQ's
     2N), the axis stops at 2.5 times the next one and the cut bar is labelled
     with its total and an arrow.
@@ -130,7 +130,7 @@ def layout(summary: pd.DataFrame) -> Layout:
     Parameters
     ----------
     summary : DataFrame
-        ``summary.csv`` as a frame (columns of `CONTRACT.md`).
+        ``summary.csv`` as a frame (columns in docs/results.md).
 
     Returns
     -------
@@ -519,7 +519,7 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     Parameters
     ----------
     summary : DataFrame
-        ``summary.csv`` as a frame (columns of `CONTRACT.md`): one row per
+        ``summary.csv`` as a frame (columns in docs/results.md): one row per
         (sweep point, policy) with ``<metric>`` and ``<metric>_ci95`` columns.
     out : Path
         Folder to write into (created if needed).

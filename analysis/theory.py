@@ -2,7 +2,8 @@
 
 Every function here is a closed form, a fixed point of a mean-field ODE, or the
 stationary distribution of a small Markov chain; none of them imports
-``emulator``. The published numbers of ``PAPERS.md`` appear as doctests, so that
+``emulator``. Published reference values (Mitzenmacher's SQ(2) table, the
+threshold model's closed form) appear as doctests, so that
 ``python -m doctest analysis/theory.py`` (run by ``tests/test_theory.py``)
 checks them.
 
@@ -96,6 +97,36 @@ def mm1_response(lam: float) -> float:
     """
     _check_load(lam)
     return 1.0 / (1.0 - lam)
+
+
+def mm1_response_quantile(lam: float, q: float) -> float:
+    """The q-quantile of M/M/1 response time (exp(1) service): it is exponential with rate 1 - lam.
+
+    >>> round(mm1_response_quantile(0.5, 0.5), 6) == round(2 * math.log(2), 6)
+    True
+    """
+    _check_load(lam)
+    return -math.log1p(-q) / (1.0 - lam)
+
+
+def mm1k(lam: float, capacity: int) -> dict[str, float]:
+    """M/M/1/K with exp(1) service and arrival rate ``lam``: blocking and mean response of accepted jobs.
+
+    The stationary law is truncated geometric, p_k proportional to lam^k for k <= K;
+    an arrival is blocked with probability p_K (PASTA) and the mean response
+    follows from Little's law over accepted jobs.
+
+    >>> r = mm1k(0.5, 1)
+    >>> round(r["blocking"], 6), round(r["mean_response"], 6)
+    (0.333333, 1.0)
+    """
+    if lam <= 0 or capacity < 1:
+        raise ValueError("expected lam > 0 and capacity >= 1")
+    weights = np.array([lam**k for k in range(capacity + 1)])
+    p = weights / weights.sum()
+    blocking = float(p[-1])
+    mean_jobs = float(np.dot(np.arange(capacity + 1), p))
+    return {"blocking": blocking, "mean_response": mean_jobs / (lam * (1.0 - blocking))}
 
 
 def mg1_response(lam: float, mean: float = 1.0, scv: float = 1.0) -> float:
@@ -262,7 +293,7 @@ def sqd_tail(lam: float, d: int, tol: float = 1e-16) -> np.ndarray:
 
 
 def sqd_finite_n_correction(lam: float, servers: int) -> float:
-    """The finite-N excess of SQ(d) mean response over its mean-field value, as PAPERS.md states it.
+    """A rough size of the finite-N excess of SQ(d) mean response over its mean-field value.
 
     ``lam^2 / (2 (1 - lam)) / (lam N)``: "finite N sits above the mean field by
     roughly" this much. It is a rough, d-independent size of the O(1/N) term
@@ -298,7 +329,7 @@ def sqd_response(lam: float, d: int, servers: int | None = None) -> float:
 
     Examples
     --------
-    The published values for d = 2 (PAPERS.md):
+    The published values for d = 2 (Mitzenmacher 1996, table of T_2):
 
     >>> [round(sqd_response(lam, 2), 4) for lam in (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)]
     [1.2657, 1.6145, 1.9474, 2.6141, 3.383, 5.432]
@@ -510,7 +541,7 @@ def threshold_response(lam: float, d: int = 2, threshold: int = 1, **options: An
 
     Examples
     --------
-    The check of PAPERS.md, T = 1 and d = 2 give ``1 / (1 - lam^2)``:
+    A closed-form check: T = 1 and d = 2 give ``1 / (1 - lam^2)``:
 
     >>> [round(threshold_response(lam, 2, 1), 6) for lam in (0.5, 0.7, 0.9)]
     [1.333333, 1.960784, 5.263158]

@@ -194,7 +194,7 @@ else:
 
 
 class Scenario(Strict):
-    """A scenario: what to simulate, which policies, which sweep. See `CONTRACT.md`.
+    """A scenario: what to simulate, which policies, which sweep. See docs/scenarios.md.
 
     Examples
     --------

@@ -32,7 +32,6 @@ SHAPE: dict[str, str | None] = {
     "lognormal": "scv",
     "pareto": "alpha",
 }
-KINDS = tuple(SHAPE)
 
 
 class Law(NamedTuple):
@@ -41,7 +40,7 @@ class Law(NamedTuple):
     Parameters
     ----------
     kind : str
-        One of `KINDS`.
+        One of the keys of `SHAPE`.
     mean : float
         The mean (> 0; a latency may be ``deterministic`` with mean 0).
     k : int, optional
@@ -72,11 +71,6 @@ class Law(NamedTuple):
             a: float = self.alpha  # type: ignore[assignment]
             return math.inf if a <= 2 else 1.0 / (a * (a - 2))
         return float(self.shape_scv)  # type: ignore[arg-type]
-
-    @property
-    def second_moment(self) -> float:
-        """E[X^2], for Pollaczek-Khinchine checks."""
-        return self.mean**2 * (1.0 + self.scv)
 
     def sampler(self, rng: np.random.Generator) -> Iterator[float]:
         """An endless iterator of independent draws from ``rng``."""

@@ -152,7 +152,7 @@ class Recorder:
 
     # -- results ---------------------------------------------------------------------
     def metrics(self) -> dict[str, float]:
-        """The metric columns of `CONTRACT.md` for this replication."""
+        """The metric columns (docs/results.md) for this replication."""
         (t0, area0, counts0), (t1, area1, counts1) = self.window
         span = t1 - t0
         served = self.finished - self.blocked

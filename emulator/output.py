@@ -38,7 +38,7 @@ def write_scenario(out: Path, scenario: Any) -> None:
 
 
 def write_results(out: Path, results: Any) -> None:
-    """Write the three files of `CONTRACT.md` into ``out`` (created if needed).
+    """Write the result files of docs/results.md into ``out`` (created if needed).
 
     `RunError` if one cannot be written (e.g. the disk is full): the store keeps the results.
     """

@@ -96,8 +96,8 @@ def test_policy_runs_everywhere_and_conserves_jobs(name: str, system: str) -> No
     check_little_exact(trace)
     assert metrics["jobs"] == 400
     assert set(METRICS) - {"wall_seconds"} <= set(metrics)
-    assert all(metrics[f"messages_per_job_{kind}"] >= 0 for kind in ("query", "reply", "idle", "report",
-                                                                       "threshold", "update"))
+    if "latency" not in options:  # every query is answered at once, inside the window
+        assert metrics["messages_per_job_query"] == metrics["messages_per_job_reply"]
     if "capacity" in options:
         assert 0 <= metrics["blocked_fraction"] < 1
     else:

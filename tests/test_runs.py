@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from scipy import stats
 
 import emulator
 from emulator import Scenario, ScenarioError
@@ -71,13 +72,21 @@ def test_dask_local_cluster_gives_identical_runs(tmp_path: Path) -> None:
 def test_paired_differences_are_tighter_than_unpaired() -> None:
     scenario = Scenario.from_dict({**SMALL, "replications": 6, "compare_to": "Random",
                                    "sweep": {"workload.load": [0.8]}})
-    summary = emulator.run(scenario, workers=1).summary.set_index("policy")
+    results = emulator.run(scenario, workers=1)
+    summary, runs = results.summary.set_index("policy"), results.runs
     base = summary.loc["Random"]
-    assert base["mean_response_diff"] == 0.0  # a policy against itself
+    assert base["mean_response_diff"] == 0.0 and base["mean_response_diff_ci95"] == 0.0  # itself
+    random = runs[runs.policy == "Random"].set_index("replication")
     for label in ("SQ(2)", "JSQ"):
         row = summary.loc[label]
-        # The paired mean difference is exactly the difference of the means.
-        assert row["mean_response_diff"] == pytest.approx(row["mean_response"] - base["mean_response"])
+        # The paired interval recomputed from runs.csv: replication r against replication r.
+        other = runs[runs.policy == label].set_index("replication")
+        for metric in ("mean_response", "p99_response", "messages_per_job"):
+            diffs = (other[metric] - random[metric]).to_numpy()
+            assert len(diffs) == 6
+            half = stats.t.ppf(0.975, 5) * diffs.std(ddof=1) / 6**0.5
+            assert row[f"{metric}_diff"] == pytest.approx(diffs.mean(), rel=1e-9, abs=1e-12)
+            assert row[f"{metric}_diff_ci95"] == pytest.approx(half, rel=1e-9, abs=1e-12)
         # Same jobs for both policies: the noise cancels in the pairs, so the paired CI is
         # narrower than the independent-samples bound sqrt(ci_a^2 + ci_b^2).
         unpaired = (row["mean_response_ci95"] ** 2 + base["mean_response_ci95"] ** 2) ** 0.5
@@ -89,11 +98,20 @@ def test_precision_target_adds_replications_until_met() -> None:
     scenario = Scenario.from_dict({
         **SMALL, "replications": 2, "sweep": {}, "policies": [{"name": "sqd", "d": 2}],
         "precision": {"metric": "mean_response", "relative_halfwidth": 0.03, "max_replications": 12}})
-    summary = emulator.run(scenario, workers=1).summary
-    row = summary.iloc[0]
-    met = row["mean_response_ci95"] <= 0.03 * row["mean_response"]
+    results = emulator.run(scenario, workers=1)
+    row = results.summary.iloc[0]
+    values = results.runs["mean_response"].to_numpy()
+
+    def relative_half(x):  # type: ignore[no-untyped-def]
+        return stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / len(x) ** 0.5 / abs(x.mean())
+
+    # Recomputed from runs.csv: it stopped adding replications once the target was met, or at 12.
+    r = int(row["replications"])
+    assert r == len(values) and r > 2
+    met = relative_half(values) <= 0.03
     assert bool(row["precision_met"]) == met
-    assert row["replications"] > 2 and (met or row["replications"] == 12)
+    assert met or r == 12
+    assert relative_half(values[:2]) > 0.03  # the first round alone did not meet it
 
 
 def test_precision_target_from_one_replication_adds_replications() -> None:

@@ -419,7 +419,7 @@ def test_jbt_heterogeneous_picks_in_proportion_to_rate() -> None:
         listed = IdList()
         listed.add(0)
         listed.add(1)
-        picks.append(listed.take_random(uniforms.random, [1.0, 3.0]))
+        picks.append(listed.take_weighted(uniforms.random, [1.0, 3.0], 3.0))
         assert len(listed) == 1 and listed.ids == [1 - picks[-1]]
     assert abs(sum(picks) / 4000 - 0.75) < 0.03
 
@@ -553,4 +553,4 @@ def test_fifo_capacity_blocks(trace_rows) -> None:  # type: ignore[no-untyped-de
 
 
 def test_message_kinds_are_the_contract_kinds() -> None:
-    assert KINDS == ("query", "reply", "idle", "report", "threshold", "update")
+    assert KINDS == ("query", "reply", "idle", "report", "threshold")

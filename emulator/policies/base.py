@@ -71,7 +71,6 @@ class Policy:
 
     def __init__(self, model: Model, params: dict[str, Any]) -> None:
         self.model = model
-        self.params = params
         # Bound once: the policies reach these on every job.
         self.uniforms = model.uniforms
         self.channel = model.channel
@@ -130,9 +129,6 @@ class IdList:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __contains__(self, sid: int) -> bool:
-        return sid in self.where
-
     def add(self, sid: int) -> None:
         if sid not in self.where:
             self.where[sid] = len(self.ids)
@@ -153,13 +149,10 @@ class IdList:
         del where[sid]
         return sid
 
-    def take_random(self, random: Callable[[], float], weight: list[float] | None = None) -> int:
-        """Remove a uniformly random member, or one with probability proportional to ``weight``."""
+    def take_weighted(self, random: Callable[[], float], weight: list[float], top: float) -> int:
+        """Remove a member with probability proportional to ``weight[sid]``; ``top`` >= every weight."""
         n = len(self.ids)
-        if weight is None:
-            return self.take(int(random() * n))
-        top = max(weight)
-        while True:  # rejection sampling: expected tries at most max/min weight
+        while True:  # rejection sampling: expected tries at most top / min weight
             i = int(random() * n)
             if random() * top < weight[self.ids[i]]:
                 return self.take(i)
@@ -180,6 +173,7 @@ class ListPolicy(Policy):
     """
 
     weights: list[float] | None = None
+    top_weight = 0.0  # max(weights), set with them: rejection sampling needs it on every pick
 
     def __init__(self, model: Model, params: dict[str, Any]) -> None:
         super().__init__(model, params)
@@ -197,10 +191,10 @@ class ListPolicy(Policy):
         uniforms = self.uniforms
         if listed.ids:  # the list itself: IdList's __len__ would cost a Python call, twice per job
             job.via_list = True
-            if self.weights is None:  # what take_random does without weights, minus a call
+            if self.weights is None:
                 sid = listed.take(int(uniforms.random() * len(listed.ids)))
             else:
-                sid = listed.take_random(uniforms.random, self.weights)
+                sid = listed.take_weighted(uniforms.random, self.weights, self.top_weight)
             dispatcher.send(job, servers[sid])
         else:
             dispatcher.send(job, servers[uniforms.randrange(len(servers))])

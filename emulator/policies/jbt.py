@@ -104,7 +104,8 @@ class JBTPolicy(ListPolicy):
         self.threshold = [params["initial_threshold"]] * n  # r as each server knows it
         self.listed = [False] * n
         speeds = [server.speed for server in model.servers]
-        self.weights = None if len(set(speeds)) == 1 else speeds
+        if len(set(speeds)) > 1:
+            self.weights, self.top_weight = speeds, max(speeds)
         for server in model.servers:
             server.on_arrive = self._arrived
             server.on_depart = self._check
