@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,15 +74,16 @@ class Results:
         return comparison_table(self.summary, **options)
 
 
-def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor: Any = None,
+def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None = None, executor: Any = None,
         out: str | Path | None = None, progress: bool = False, force: bool = False) -> Results:
     """Run every (sweep point, policy, replication) of a scenario.
 
     Parameters
     ----------
-    scenario : Scenario or path
+    scenario : Scenario, dict or path
+        A dict is read as `Scenario.from_dict`, a path as a YAML scenario file.
     workers : int, optional
-        Local worker processes (default: all cores). Results do not depend on it.
+        Local worker processes, >= 1 (default: all cores). Results do not depend on it.
     executor : concurrent.futures.Executor, optional
         Where to run tasks instead, e.g. ``distributed.Client(...).get_executor()``.
     out : path, optional
@@ -104,10 +106,20 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
     import pandas as pd
 
     from .config import load_scenario
+    from .errors import ScenarioError, show
     from .results import summarize
 
-    if not isinstance(scenario, Scenario):
+    # Everything is checked before the results folder is created.
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or workers < 1):
+        raise ScenarioError(f"workers: expected an integer >= 1, got {show(workers)}")
+    workers = None if workers is None else int(workers)
+    if isinstance(scenario, dict):
+        scenario = Scenario.from_dict(scenario)
+    elif isinstance(scenario, (str, Path)):
         scenario = load_scenario(scenario)
+    elif not isinstance(scenario, Scenario):
+        raise ScenarioError(f"scenario: expected a Scenario, a dict or a path, got {type(scenario).__name__}")
     points = scenario.points()
     store = None
     if out is not None:

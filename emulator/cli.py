@@ -10,8 +10,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import ScenarioError
 
 
@@ -61,14 +59,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _overrides(pairs: list[str]) -> dict[str, Any]:
+    from .yaml_input import load
+
     changes = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
             raise ScenarioError(f"--set: expected KEY=VALUE, got '{pair}'")
         try:
-            changes[key.strip()] = yaml.safe_load(text)
-        except yaml.YAMLError:
+            changes[key.strip()] = load(text, f"--set {key}")
+        except ScenarioError:
             raise ScenarioError(f"--set {key}: expected a YAML value, got '{text}'") from None
     return changes
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from itertools import accumulate, islice
 from typing import Any
 
 import simpy
@@ -11,9 +14,10 @@ from simpy.events import Timeout
 
 from . import arrivals
 from .channels import Channel
-from .config import Point, ResolvedPolicy
+from .config import LawConfig, Point, ResolvedPolicy
 from .dispatcher import Dispatcher
 from .job import Job
+from .limits import can_be_unstable, check_oblivious
 from .metrics import Recorder
 from .policies import REGISTRY
 from .policies.base import Policy
@@ -60,32 +64,57 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     latency = scenario.network.latency
     channel = Channel(env, recorder, None if latency.mean == 0
                       else latency.law().sampler(generator(seed, "network")))
-    speeds = system.speeds or (1.0,) * system.servers
+    speeds, rate = _speeds(point, policy, seed)
     server_class = SERVERS[system.discipline]
     servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
-    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")),
-                  point.rate)
+    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate)
     model.policy = REGISTRY[policy.name](model, policy.params)
     for dispatcher in dispatchers:
         dispatcher.policy = model.policy
 
     arrival = workload.arrivals
-    gaps = arrivals.gaps(arrival.kind, point.rate, generator(seed, "arrivals"), **arrival.gap_options())
+    gaps = arrivals.gaps(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
     sizes: Iterator[float] = workload.service.law().sampler(generator(seed, "sizes"))
     if arrival.kind == "trace":
         trace_sizes = arrivals.read_trace(arrival.path)[1]  # type: ignore[arg-type]
         if trace_sizes is not None:
             sizes = iter(trace_sizes.tolist())
     split = Uniforms(generator(seed, "dispatchers")) if len(dispatchers) > 1 else None
-    env.process(_source(env, gaps, sizes, dispatchers, split, recorder))
+    shares = system.dispatcher_shares
+    # Unequal shares: the dispatcher whose cumulative share first exceeds the uniform draw.
+    bounds = None if shares is None else [*accumulate(shares[:-1]), math.inf]
+    env.process(_source(env, gaps, sizes, dispatchers, split, recorder, bounds))
     return model
+
+
+def _speeds(point: Point, policy: ResolvedPolicy, seed: int) -> tuple[tuple[float, ...], float]:
+    """The servers' speeds and the arrival rate of one replication.
+
+    Speeds given as a law are drawn here, once per replication, from their own
+    stream: every policy of the replication sees the same servers. The load is
+    against the drawn total capacity, so the rate is the point's load times it.
+    """
+    scenario = point.scenario
+    system = scenario.system
+    if not isinstance(system.speeds, LawConfig):
+        return system.speeds or (1.0,) * system.servers, point.rate
+    speeds = tuple(islice(system.speeds.law().sampler(generator(seed, "speeds")), system.servers))
+    rate = point.load * sum(speeds) / scenario.workload.service.mean
+    if can_be_unstable(scenario):
+        check_oblivious(policy.name, policy.label, speeds, rate, scenario.workload.service.mean,
+                        f" (drawn with seed {seed})")
+    return speeds, rate
 
 
 def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
             dispatchers: list[Dispatcher], split: Uniforms | None,
-            recorder: Recorder) -> Generator[simpy.Event, Any, None]:
-    """The arrival process: draws each job, then hands it to a uniformly random dispatcher."""
+            recorder: Recorder, bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
+    """The arrival process: draws each job, then hands it to a random dispatcher.
+
+    The dispatcher is uniform, or with ``bounds`` (cumulative shares, the last
+    infinite) the first whose bound exceeds one uniform draw of the same stream.
+    """
     job_id = 0
     single = dispatchers[0]
     next_size = sizes.__next__
@@ -99,6 +128,11 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
             recorder.edge()
         job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
         job_id += 1
-        target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
+        if split is None:
+            target = single
+        elif bounds is None:
+            target = dispatchers[split.randrange(len(dispatchers))]
+        else:
+            target = dispatchers[bisect_right(bounds, split.random())]
         target.receive(job)
     recorder.exhausted()

@@ -1,0 +1,149 @@
+"""Bounds on valid-looking input that would hang, exhaust memory or give a meaningless run.
+
+Each bound says what goes wrong beyond it, relative to what sets the scale: the
+mean service time, the mean inter-arrival gap or the run length. `check_size`
+needs the scenario only; `check_point` needs the resolved load and arrival rate.
+Both raise `ScenarioError` naming the dotted key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from .errors import ScenarioError
+
+if TYPE_CHECKING:
+    from .config import Scenario
+
+MAX_SERVERS = 1_000_000
+"""Servers per replication: each is a SimPy process and a few objects (about 1 kB)."""
+TIME_RANGE = (1e-100, 1e100)
+"""Mean service time, in the scenario's time unit: far from where float sums and squares overflow."""
+RARE_JOBS = 10
+"""Jobs that a run must expect from a hyperexponential law's rare phase, for the law to be sampled at all."""
+BATCHES = 100
+"""Batches a run must expect at least: a batch is at most 1% of the run's jobs on average."""
+SWITCHES_PER_GAP = 100
+"""MMPP-2 high/low cycles per mean inter-arrival gap, at most: faster is Poisson, at 200 draws per job."""
+UPDATE_MESSAGES_PER_JOB = 1000
+"""JBT-d threshold-update messages (N + 2d per period) per arriving job, at most."""
+OBLIVIOUS = {"random": "sends each server 1/N of the arrivals",
+             "round_robin": "sends each server every N-th arrival"}
+"""Policies whose arrival share at a server ignores its speed: unstable where that share exceeds it."""
+
+
+def check_size(scenario: Scenario) -> None:
+    """Bounds that need only the scenario's own numbers."""
+    system, workload, run = scenario.system, scenario.workload, scenario.run
+    if system.servers > MAX_SERVERS:
+        raise ScenarioError(f"system.servers: expected at most {MAX_SERVERS:,} (each server holds memory "
+                            f"and a process), got {system.servers}")
+    low, high = TIME_RANGE
+    mean = workload.service.mean
+    if not low <= mean <= high:
+        raise ScenarioError(f"workload.service.mean: expected a mean service time between {low:g} and {high:g} "
+                            f"(choose the time unit so; sums of times overflow beyond), got {mean:g}")
+    for key, law in (("workload.service", workload.service), ("network.latency", scenario.network.latency),
+                     ("system.speeds", system.speeds)):
+        _check_rare_phase(key, law, run.jobs)
+    arrivals = workload.arrivals
+    if arrivals.kind == "trace" and not isinstance(system.speeds, (tuple, type(None))):
+        raise ScenarioError("system.speeds: expected a list of speeds with trace arrivals (a law's draws "
+                            "would change the load of the trace from one replication to the next)")
+    total = run.warmup_jobs + run.jobs
+    if arrivals.kind == "batch_poisson" and (arrivals.mean_batch or 2.0) > total / BATCHES:
+        raise ScenarioError(f"workload.arrivals.mean_batch: expected at most (run.warmup_jobs + run.jobs) / "
+                            f"{BATCHES} = {total / BATCHES:g}, so that a run holds about {BATCHES} batches or "
+                            f"more, got {arrivals.mean_batch or 2.0:g}")
+
+
+def _check_rare_phase(key: str, law: object, jobs: int) -> None:
+    """A hyperexponential law's rare phase must show up about `RARE_JOBS` times in ``jobs`` draws.
+
+    The balanced-means fit takes its long phase with probability
+    p = (1 - sqrt((c2 - 1) / (c2 + 1))) / 2, about 1 / (2 c2): with fewer than a
+    few such draws in a run, the run samples a different law (for scv 1e16, p
+    rounds to 0 and the draw divides by zero).
+    """
+    from .config import LawConfig
+
+    if not isinstance(law, LawConfig) or law.kind != "hyperexponential" or law.scv is None:
+        return
+    p = RARE_JOBS / jobs
+    if p >= 0.5:
+        largest = 1.0
+    else:
+        q = (1.0 - 2.0 * p) ** 2  # solve (c2 - 1) / (c2 + 1) = (1 - 2p)^2
+        largest = (1.0 + q) / (1.0 - q)
+    if law.scv > largest:
+        raise ScenarioError(f"{key}.scv: expected at most {largest:.4g} with run.jobs={jobs} (the rare phase, "
+                            f"probability about 1/(2 scv), must occur about {RARE_JOBS} times in a run), "
+                            f"got {law.scv:g}")
+
+
+def check_point(scenario: Scenario, load: float, rate: float) -> None:
+    """Bounds relative to the arrival ``rate`` and the run's length at one sweep point."""
+    system, workload, run = scenario.system, scenario.workload, scenario.run
+    mean = workload.service.mean
+    gap = 1.0 / rate
+    total = run.warmup_jobs + run.jobs
+    length = total * gap  # the run's expected length in time units
+    if length < mean:
+        raise ScenarioError(
+            f"run.jobs: expected a run of at least one mean service time ({mean:g}): (run.warmup_jobs + "
+            f"run.jobs) / arrival rate = {total} / {rate:g} = {length:.3g}; raise run.jobs or lower "
+            f"workload.load (got {load:g})")
+    latency = scenario.network.latency.mean
+    if latency > length:
+        raise ScenarioError(
+            f"network.latency.mean: expected at most the run's length, (run.warmup_jobs + run.jobs) / "
+            f"arrival rate = {length:.4g} (every job would still be in flight when it ends), got {latency:g}")
+    arrivals = workload.arrivals
+    if arrivals.kind == "mmpp2" and arrivals.switch_rate is not None \
+            and arrivals.switch_rate > SWITCHES_PER_GAP * rate:
+        raise ScenarioError(
+            f"workload.arrivals.switch_rate: expected at most {SWITCHES_PER_GAP} cycles per mean inter-arrival "
+            f"gap, {SWITCHES_PER_GAP} x arrival rate = {SWITCHES_PER_GAP * rate:.4g} (faster switching is "
+            f"Poisson arrivals at great cost), got {arrivals.switch_rate:g}")
+    for i, entry in enumerate(scenario.policies):
+        if entry.name == "jbt":
+            d = entry.d if isinstance(entry.d, int) else 2
+            messages = system.servers + 2 * d
+            shortest = messages * gap / UPDATE_MESSAGES_PER_JOB
+            if entry.period < shortest:
+                raise ScenarioError(
+                    f"policies.{i}.period: expected at least {shortest:.4g}, where each update's N + 2d = "
+                    f"{messages} messages come to {UPDATE_MESSAGES_PER_JOB:,} per arriving job (mean gap "
+                    f"{gap:.4g}), got {entry.period:g}")
+    if isinstance(system.speeds, tuple) and can_be_unstable(scenario):
+        for entry in scenario.policies:
+            check_oblivious(entry.name, entry.label or entry.name, system.speeds, rate, mean)
+
+
+def can_be_unstable(scenario: Scenario) -> bool:
+    """Whether an overloaded server makes a run unstable: FIFO queues without capacity, not allowed."""
+    system = scenario.system
+    return system.discipline == "fifo" and system.capacity is None and not scenario.allow_unstable
+
+
+def check_oblivious(policy: str, label: str, speeds: Sequence[float], rate: float, mean: float,
+                    drawn: str = "") -> None:
+    """Refuse a speed-oblivious ``policy`` that gives some server more work than its speed can serve.
+
+    Under random or round-robin routing server i receives rate/N jobs per unit
+    time, each needing mean/speed_i of service: it is unstable when
+    rate/N * mean >= speed_i, whatever the other servers do. ``drawn`` says
+    where drawn speeds come from.
+    """
+    if policy not in OBLIVIOUS:
+        return
+    share = rate / len(speeds) * mean  # work per unit time sent to each server
+    slow = [i for i, speed in enumerate(speeds) if speed <= share]
+    if slow:
+        listed = ", ".join(f"{i} (speed {speeds[i]:.3g})" for i in slow[:5])
+        listed += f" and {len(slow) - 5} more" if len(slow) > 5 else ""
+        raise ScenarioError(
+            f"system.speeds{drawn}: {label} {OBLIVIOUS[policy]}, {share:.4g} units of work per unit time, "
+            f"which overloads server(s) {listed}; expected a speed-aware policy, a lower load or "
+            f"allow_unstable: true")
