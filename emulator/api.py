@@ -19,13 +19,15 @@ def _law(value: Any) -> Any:
 def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
              seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
-             capacity: int | None = None, speeds: list[float] | None = None,
-             allow_unstable: bool = False, label: str | None = None, **params: Any) -> dict[str, Any]:
+             capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
+             dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
+             label: str | None = None, **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
     ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
     ``{"kind": "erlang", "mean": 1, "k": 4}``) or just a kind; the policy's own
     parameters (``d``, ``period``, ``threshold``, ``replace``, ...) are keywords.
+    ``speeds`` is a list of N rates or a law mapping (drawn once per replication).
     ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
 
     Examples
@@ -41,7 +43,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         "name": "simulate", "seed": seed, "replications": 1, "allow_unstable": allow_unstable,
         "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs},
         "system": {"servers": servers, "dispatchers": dispatchers, "discipline": discipline,
-                   "capacity": capacity, "speeds": speeds},
+                   "capacity": capacity, "speeds": speeds, "dispatcher_shares": dispatcher_shares},
         "workload": {"load": load},
         "policies": [entry],
     }
@@ -52,7 +54,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     if latency is not None:
         data["network"] = {"latency": _law(latency)}
     point = Scenario.from_dict(data).points()[0]
-    return run_task(Task(point, point.policies[0], 0, seed))
+    return run_task(Task(point, point.policies[0], 0, point.scenario.seed))
 
 
 @dataclass

@@ -288,9 +288,11 @@ class Scenario(Strict):
         """Validate a scenario; raise `ScenarioError` naming the first bad key."""
         if not isinstance(data, dict):
             raise ScenarioError(f"scenario: expected a mapping of keys, got {type(data).__name__}")
-        data = _plain(data)
         try:
+            data = _plain(data)
             scenario = cls.model_validate(data)
+        except RecursionError:
+            raise ScenarioError("scenario: expected keys and values nested a few levels deep, got deeper") from None
         except ValidationError as exc:
             raise ScenarioError(format_error(exc)) from None
         scenario.points()  # resolve every sweep point now, so bad points fail before anything runs
@@ -337,17 +339,28 @@ class Scenario(Strict):
         return points
 
 
-def _plain(data: Any) -> Any:
-    """``data`` with numpy scalars and arrays made Python numbers and lists, for strict validation."""
-    if isinstance(data, dict):
-        return {key: _plain(value) for key, value in data.items()}
-    if isinstance(data, (list, tuple)):
-        return [_plain(value) for value in data]
+def _plain(data: Any, done: dict[int, Any] | None = None) -> Any:
+    """``data`` with numpy scalars and arrays made Python numbers and lists, for strict validation.
+
+    A container met again (a YAML alias) is converted once: an anchor bomb stays small.
+    """
+    done = {} if done is None else done
     if isinstance(data, np.ndarray):
-        return _plain(data.tolist())
+        data = data.tolist()
     if isinstance(data, np.generic):
         return data.item()
-    return data
+    if not isinstance(data, (dict, list, tuple)):
+        return data
+    if id(data) not in done:
+        if isinstance(data, dict):
+            mapping: dict[Any, Any] = {}
+            done[id(data)] = mapping
+            mapping.update((key, _plain(value, done)) for key, value in data.items())
+        else:
+            items: list[Any] = []
+            done[id(data)] = items
+            items.extend(_plain(value, done) for value in data)
+    return done[id(data)]
 
 
 # Keys that describe the whole run rather than a sweep point: sweeping them would change nothing.

@@ -22,8 +22,10 @@ TIME_RANGE = (1e-100, 1e100)
 """Mean service time, in the scenario's time unit: far from where float sums and squares overflow."""
 RARE_JOBS = 10
 """Jobs that a run must expect from a hyperexponential law's rare phase, for the law to be sampled at all."""
-BATCHES = 100
-"""Batches a run must expect at least: a batch is at most 1% of the run's jobs on average."""
+BATCHES = 10
+"""Batches a run must expect at least: a batch is at most a tenth of the run's jobs on average."""
+MAX_IN_SERVICE = 1_000_000
+"""Jobs in service at once in server pools, on average: each holds memory (a job and its timer)."""
 SWITCHES_PER_GAP = 100
 """MMPP-2 high/low cycles per mean inter-arrival gap, at most: faster is Poisson, at 200 draws per job."""
 UPDATE_MESSAGES_PER_JOB = 1000
@@ -87,13 +89,13 @@ def check_point(scenario: Scenario, load: float, rate: float) -> None:
     system, workload, run = scenario.system, scenario.workload, scenario.run
     mean = workload.service.mean
     gap = 1.0 / rate
-    total = run.warmup_jobs + run.jobs
-    length = total * gap  # the run's expected length in time units
-    if length < mean:
-        raise ScenarioError(
-            f"run.jobs: expected a run of at least one mean service time ({mean:g}): (run.warmup_jobs + "
-            f"run.jobs) / arrival rate = {total} / {rate:g} = {length:.3g}; raise run.jobs or lower "
-            f"workload.load (got {load:g})")
+    length = (run.warmup_jobs + run.jobs) * gap  # the run's expected length in time units
+    if system.discipline == "pool":
+        busy = rate * mean if system.capacity is None else min(rate * mean, system.servers * system.capacity)
+        if busy > MAX_IN_SERVICE:
+            raise ScenarioError(
+                f"workload.load: expected at most {MAX_IN_SERVICE:,} jobs in service at once in the pools on "
+                f"average (each holds memory), load x total speed = {busy:.4g} with load {load:g}")
     latency = scenario.network.latency.mean
     if latency > length:
         raise ScenarioError(
