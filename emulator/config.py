@@ -498,7 +498,7 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
     if scenario.compare_to is not None and scenario.compare_to not in labels:
         raise ScenarioError(f"compare_to: expected one of the policy labels ({', '.join(labels)}), "
                             f"got {scenario.compare_to!r}")
-    check_point(scenario, float(load), rate)
+    check_point(scenario, float(load), rate, policies)
     return Point(index, values, scenario, float(load), rate, tuple(policies))
 
 

@@ -8,13 +8,15 @@ Both raise `ScenarioError` naming the dotted key.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from .arrivals import gaps
 from .errors import ScenarioError
 
 if TYPE_CHECKING:
-    from .config import Scenario
+    from .config import ResolvedPolicy, Scenario
 
 MAX_SERVERS = 1_000_000
 """Servers per replication: each is a SimPy process and a few objects (about 1 kB)."""
@@ -30,6 +32,7 @@ SWITCHES_PER_GAP = 100
 """MMPP-2 high/low cycles per mean inter-arrival gap, at most: faster is Poisson, at 200 draws per job."""
 UPDATE_MESSAGES_PER_JOB = 1000
 """JBT-d threshold-update messages (N + 2d per period) per arriving job, at most."""
+DEFAULT_SWITCH_RATE = inspect.signature(gaps).parameters["switch_rate"].default
 OBLIVIOUS = {"random": "sends each server 1/N of the arrivals",
              "round_robin": "sends each server every N-th arrival"}
 """Policies whose arrival share at a server ignores its speed: unstable where that share exceeds it."""
@@ -46,6 +49,11 @@ def check_size(scenario: Scenario) -> None:
     if not low <= mean <= high:
         raise ScenarioError(f"workload.service.mean: expected a mean service time between {low:g} and {high:g} "
                             f"(choose the time unit so; sums of times overflow beyond), got {mean:g}")
+    if isinstance(system.speeds, tuple):
+        for i, speed in enumerate(system.speeds):
+            if not low <= mean / speed <= high:
+                raise ScenarioError(f"system.speeds.{i}: expected a speed giving a mean service time (service "
+                                    f"mean / speed) between {low:g} and {high:g}, got {speed:g}")
     for key, law in (("workload.service", workload.service), ("network.latency", scenario.network.latency),
                      ("system.speeds", system.speeds)):
         _check_rare_phase(key, law, run.jobs)
@@ -84,7 +92,7 @@ def _check_rare_phase(key: str, law: object, jobs: int) -> None:
                             f"got {law.scv:g}")
 
 
-def check_point(scenario: Scenario, load: float, rate: float) -> None:
+def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence[ResolvedPolicy]) -> None:
     """Bounds relative to the arrival ``rate`` and the run's length at one sweep point."""
     system, workload, run = scenario.system, scenario.workload, scenario.run
     mean = workload.service.mean
@@ -102,22 +110,22 @@ def check_point(scenario: Scenario, load: float, rate: float) -> None:
             f"network.latency.mean: expected at most the run's length, (run.warmup_jobs + run.jobs) / "
             f"arrival rate = {length:.4g} (every job would still be in flight when it ends), got {latency:g}")
     arrivals = workload.arrivals
-    if arrivals.kind == "mmpp2" and arrivals.switch_rate is not None \
-            and arrivals.switch_rate > SWITCHES_PER_GAP * rate:
+    switch_rate = arrivals.gap_options().get("switch_rate", DEFAULT_SWITCH_RATE)
+    if arrivals.kind == "mmpp2" and switch_rate > SWITCHES_PER_GAP * rate:
         raise ScenarioError(
             f"workload.arrivals.switch_rate: expected at most {SWITCHES_PER_GAP} cycles per mean inter-arrival "
             f"gap, {SWITCHES_PER_GAP} x arrival rate = {SWITCHES_PER_GAP * rate:.4g} (faster switching is "
-            f"Poisson arrivals at great cost), got {arrivals.switch_rate:g}")
-    for i, entry in enumerate(scenario.policies):
-        if entry.name == "jbt":
-            d = entry.d if isinstance(entry.d, int) else 2
-            messages = system.servers + 2 * d
+            f"Poisson arrivals at great cost), got {switch_rate:g}"
+            + ("" if arrivals.switch_rate is not None else " (the default)"))
+    for i, policy in enumerate(policies):
+        if policy.name == "jbt":
+            messages = system.servers + 2 * policy.params["d"]
             shortest = messages * gap / UPDATE_MESSAGES_PER_JOB
-            if entry.period < shortest:
+            if policy.params["period"] < shortest:
                 raise ScenarioError(
                     f"policies.{i}.period: expected at least {shortest:.4g}, where each update's N + 2d = "
                     f"{messages} messages come to {UPDATE_MESSAGES_PER_JOB:,} per arriving job (mean gap "
-                    f"{gap:.4g}), got {entry.period:g}")
+                    f"{gap:.4g}), got {policy.params['period']:g}")
     if isinstance(system.speeds, tuple) and can_be_unstable(scenario):
         for entry in scenario.policies:
             check_oblivious(entry.name, entry.label or entry.name, system.speeds, rate, mean)
