@@ -36,6 +36,9 @@ DEFAULT_SWITCH_RATE = inspect.signature(gaps).parameters["switch_rate"].default
 OBLIVIOUS = {"random": "sends each server 1/N of the arrivals",
              "round_robin": "sends each server every N-th arrival"}
 """Policies whose arrival share at a server ignores its speed: unstable where that share exceeds it."""
+SAMPLING = ("sqd", "threshold")
+"""Policies that send every job to one of d servers sampled uniformly: a set S of servers receives at least
+the jobs whose whole sample falls in S, whatever the queue lengths."""
 
 
 def check_size(scenario: Scenario) -> None:
@@ -127,8 +130,8 @@ def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence
                     f"{messages} messages come to {UPDATE_MESSAGES_PER_JOB:,} per arriving job (mean gap "
                     f"{gap:.4g}), got {policy.params['period']:g}")
     if isinstance(system.speeds, tuple) and can_be_unstable(scenario):
-        for entry in scenario.policies:
-            check_oblivious(entry.name, entry.label or entry.name, system.speeds, rate, mean)
+        for policy in policies:
+            check_oblivious(policy, system.speeds, rate, mean)
 
 
 def can_be_unstable(scenario: Scenario) -> bool:
@@ -137,23 +140,56 @@ def can_be_unstable(scenario: Scenario) -> bool:
     return system.discipline == "fifo" and system.capacity is None and not scenario.allow_unstable
 
 
-def check_oblivious(policy: str, label: str, speeds: Sequence[float], rate: float, mean: float,
+def check_oblivious(policy: ResolvedPolicy, speeds: Sequence[float], rate: float, mean: float,
                     drawn: str = "") -> None:
-    """Refuse a speed-oblivious ``policy`` that gives some server more work than its speed can serve.
+    """Refuse a policy that provably gives some servers more work than their speeds can serve.
 
-    Under random or round-robin routing server i receives rate/N jobs per unit
-    time, each needing mean/speed_i of service: it is unstable when
-    rate/N * mean >= speed_i, whatever the other servers do. ``drawn`` says
-    where drawn speeds come from.
+    Random and round-robin routing send server i rate/N jobs per unit time, each
+    needing mean/speed_i of service: server i is unstable when rate/N * mean >=
+    speed_i, whatever the others do. SQ(d) and the threshold policy send a job to
+    one of its d uniformly sampled servers, so a set S of k servers receives at
+    least rate * P(all d samples in S) jobs per unit time, P = C(k, d)/C(N, d)
+    (or (k/N)^d with replacement); S is unstable when that work reaches the sum
+    of its speeds, and the k slowest servers are the set most likely to be.
+    Policies that look for idle or short queues first (JSQ, JIQ, JBT-d) are not
+    refused: how much they send to a slow server depends on the state. ``drawn``
+    says where drawn speeds come from.
     """
-    if policy not in OBLIVIOUS:
-        return
-    share = rate / len(speeds) * mean  # work per unit time sent to each server
-    slow = [i for i, speed in enumerate(speeds) if speed <= share]
-    if slow:
-        listed = ", ".join(f"{i} (speed {speeds[i]:.3g})" for i in slow[:5])
-        listed += f" and {len(slow) - 5} more" if len(slow) > 5 else ""
-        raise ScenarioError(
-            f"system.speeds{drawn}: {label} {OBLIVIOUS[policy]}, {share:.4g} units of work per unit time, "
-            f"which overloads server(s) {listed}; expected a speed-aware policy, a lower load or "
-            f"allow_unstable: true")
+    if policy.name in OBLIVIOUS:
+        share = rate / len(speeds) * mean  # work per unit time sent to each server
+        slow = [i for i, speed in enumerate(speeds) if speed <= share]
+        if slow:
+            listed = ", ".join(f"{i} (speed {speeds[i]:.3g})" for i in slow[:5])
+            listed += f" and {len(slow) - 5} more" if len(slow) > 5 else ""
+            raise ScenarioError(
+                f"system.speeds{drawn}: {policy.label} {OBLIVIOUS[policy.name]}, {share:.4g} units of work per "
+                f"unit time, which overloads server(s) {listed}; expected a speed-aware policy, a lower load "
+                f"or allow_unstable: true")
+    elif policy.name in SAMPLING:
+        slowest = _overloaded_slowest(speeds, rate * mean, policy.params["d"], policy.params["replace"])
+        if slowest:
+            listed = ", ".join(str(i) for i in slowest[:10]) + (" ..." if len(slowest) > 10 else "")
+            raise ScenarioError(
+                f"system.speeds{drawn}: {policy.label} sends every job whose {policy.params['d']} sampled servers "
+                f"are all among the {len(slowest)} slowest (servers {listed}) to one of them, more work than "
+                f"their speeds sum to; expected a speed-aware policy, a lower load or allow_unstable: true")
+
+
+def _overloaded_slowest(speeds: Sequence[float], work: float, d: int, replace: bool) -> list[int]:
+    """The smallest set of the k slowest servers that the samples of d alone overload (empty if none)."""
+    import numpy as np
+    from scipy.special import gammaln
+
+    n = len(speeds)
+    order = np.argsort(speeds, kind="stable")
+    capacity = np.cumsum(np.asarray(speeds, dtype=float)[order])  # of the k slowest, k = 1..N
+    k = np.arange(1, n + 1, dtype=float)
+    if replace:
+        probability = (k / n) ** d
+    else:  # C(k, d) / C(N, d), zero for k < d
+        inside = k >= d
+        probability = np.zeros(n)
+        probability[inside] = np.exp(gammaln(k[inside] + 1) - gammaln(k[inside] - d + 1)
+                                     - gammaln(n + 1) + gammaln(n - d + 1))
+    overloaded = np.nonzero(work * probability >= capacity * (1 + 1e-12))[0]
+    return [] if overloaded.size == 0 else sorted(order[: overloaded[0] + 1].tolist())

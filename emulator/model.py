@@ -102,8 +102,7 @@ def _speeds(point: Point, policy: ResolvedPolicy, seed: int) -> tuple[tuple[floa
     speeds = tuple(islice(system.speeds.law().sampler(generator(seed, "speeds")), system.servers))
     rate = point.load * sum(speeds) / scenario.workload.service.mean
     if can_be_unstable(scenario):
-        check_oblivious(policy.name, policy.label, speeds, rate, scenario.workload.service.mean,
-                        f" (drawn with seed {seed})")
+        check_oblivious(policy, speeds, rate, scenario.workload.service.mean, f" (drawn with seed {seed})")
     return speeds, rate
 
 

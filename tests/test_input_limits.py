@@ -259,6 +259,20 @@ def test_speed_oblivious_policies_that_overload_a_server(policy: str) -> None:
     Scenario.from_dict({**data, "workload": {"load": 0.45}})
 
 
+@pytest.mark.parametrize("policy", [{"name": "sqd", "d": 2}, {"name": "threshold", "d": 2, "threshold": 3}])
+def test_sampling_policies_that_provably_overload_the_slowest_servers(policy: dict[str, Any]) -> None:
+    # N = 10, speeds 0.1 x 8 and 10 x 2, capacity 20.8. The k slowest receive at least the jobs whose two
+    # samples both fall among them, rate C(k,2)/C(10,2); with k = 6 that is rate/3 > 0.6 from rate 1.8,
+    # i.e. load 0.0865, and no k is overloaded below rate 9/7 (k = 8), i.e. load 0.0618.
+    system = {"servers": 10, "speeds": [0.1] * 8 + [10.0] * 2}
+    message = refused("system.speeds", system=system, workload__load=0.1, policies=[policy])
+    assert "among the 6 slowest (servers 0, 1, 2, 3, 4, 5)" in message, message
+    assert "the 2 slowest" in refused("system.speeds", system=system, workload__load=0.8, policies=[policy])
+    Scenario.from_dict(with_keys(system=system, workload__load=0.06, policies=[policy]))
+    Scenario.from_dict(with_keys(system=system, workload__load=0.8, policies=[policy], allow_unstable=True))
+    Scenario.from_dict(with_keys(system=system, workload__load=0.8, policies=[{"name": "jsq"}]))
+
+
 # -- 8. smaller ----------------------------------------------------------------------------
 def test_anchor_bomb_gives_a_short_line_quickly(tmp_path: Path) -> None:
     # About 400 bytes that expand to 9^9 strings (hundreds of MB when printed in full).
