@@ -37,7 +37,8 @@ LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean"
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},
     "dispatchers3": {"dispatchers": 3},
-    "speeds": {"servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8},
+    # Random and round robin overload the speed-0.5 server here: allowed, to reach that path.
+    "speeds": {"servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8, "allow_unstable": True},
     "capacity": {"capacity": 3, "load": 0.95},
     "pool": {"discipline": "pool", "capacity": 4, "servers": 5, "load": 0.9},
     "mmpp2": {"arrivals": {"kind": "mmpp2", "burstiness": 3.0}},

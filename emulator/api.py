@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,15 +21,17 @@ def _law(value: Any) -> Any:
 def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
              seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
-             capacity: int | None = None, speeds: list[float] | None = None,
-             allow_unstable: bool = False, label: str | None = None, time: str = "continuous",
-             slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+             capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
+             dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
+             label: str | None = None, time: str = "continuous", slot: dict[str, Any] | None = None,
+             **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
     ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
     ``{"kind": "erlang", "mean": 1, "k": 4}``) or just a kind; the policy's own
     parameters (``d``, ``period``, ``threshold``, ``replace``, ...) are keywords.
     ``time="slotted"`` runs in time slots, with ``slot`` its options (``system.time``, ``system.slot``).
+    ``speeds`` is a list of N rates or a law mapping (drawn once per replication).
     ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
 
     Examples
@@ -44,7 +47,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         "name": "simulate", "seed": seed, "replications": 1, "allow_unstable": allow_unstable,
         "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs},
         "system": {"servers": servers, "dispatchers": dispatchers, "discipline": discipline,
-                   "capacity": capacity, "speeds": speeds, "time": time, "slot": slot},
+                   "capacity": capacity, "speeds": speeds, "dispatcher_shares": dispatcher_shares,
+                   "time": time, "slot": slot},
         "workload": {"load": load},
         "policies": [entry],
     }
@@ -55,7 +59,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     if latency is not None:
         data["network"] = {"latency": _law(latency)}
     point = Scenario.from_dict(data).points()[0]
-    return run_task(Task(point, point.policies[0], 0, seed))
+    return run_task(Task(point, point.policies[0], 0, point.scenario.seed))
 
 
 @dataclass
@@ -77,15 +81,16 @@ class Results:
         return comparison_table(self.summary, **{"scenario": self.scenario, **options})
 
 
-def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor: Any = None,
+def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None = None, executor: Any = None,
         out: str | Path | None = None, progress: bool = False, force: bool = False) -> Results:
     """Run every (sweep point, policy, replication) of a scenario.
 
     Parameters
     ----------
-    scenario : Scenario or path
+    scenario : Scenario, dict or path
+        A dict is read as `Scenario.from_dict`, a path as a YAML scenario file.
     workers : int, optional
-        Local worker processes (default: all cores). Results do not depend on it.
+        Local worker processes, >= 1 (default: all cores). Results do not depend on it.
     executor : concurrent.futures.Executor, optional
         Where to run tasks instead, e.g. ``distributed.Client(...).get_executor()``.
     out : path, optional
@@ -108,10 +113,20 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
     import pandas as pd
 
     from .config import load_scenario
+    from .errors import ScenarioError, show
     from .results import summarize
 
-    if not isinstance(scenario, Scenario):
+    # Everything is checked before the results folder is created.
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
+                                or workers < 1):
+        raise ScenarioError(f"workers: expected an integer >= 1, got {show(workers)}")
+    workers = None if workers is None else int(workers)
+    if isinstance(scenario, dict):
+        scenario = Scenario.from_dict(scenario)
+    elif isinstance(scenario, (str, Path)):
         scenario = load_scenario(scenario)
+    elif not isinstance(scenario, Scenario):
+        raise ScenarioError(f"scenario: expected a Scenario, a dict or a path, got {type(scenario).__name__}")
     points = scenario.points()
     store = None
     if out is not None:

@@ -12,8 +12,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from .errors import RunError, ScenarioError
 
 
@@ -74,14 +72,16 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _overrides(pairs: list[str]) -> dict[str, Any]:
+    from .yaml_input import load
+
     changes = {}
     for pair in pairs:
         key, sep, text = pair.partition("=")
         if not sep or not key:
             raise ScenarioError(f"--set: expected KEY=VALUE, got '{pair}'")
         try:
-            changes[key.strip()] = yaml.safe_load(text)
-        except yaml.YAMLError:
+            changes[key.strip()] = load(text, f"--set {key}")
+        except ScenarioError:
             raise ScenarioError(f"--set {key}: expected a YAML value, got '{text}'") from None
     return changes
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from . import distributions
-from .errors import ScenarioError
+from .errors import ScenarioError, show
 from .expressions import ExpressionError, evaluate, parse
 from .policies import REGISTRY
 from .policies.base import resolve_int
@@ -45,7 +45,9 @@ class LawConfig(Strict):
     k: int | None = Field(None, ge=1, description="erlang: number of phases")
     scv: float | None = Field(None, gt=0, allow_inf_nan=False,
                               description="hyperexponential (>= 1), lognormal: squared coefficient of variation")
-    alpha: float | None = Field(None, gt=1, allow_inf_nan=False, description="pareto: tail index")
+    alpha: float | None = Field(None, gt=2, allow_inf_nan=False,
+                                description="pareto: tail index (> 2: with a smaller one the variance is "
+                                            "infinite, and so is the mean wait in a queue)")
 
     @model_validator(mode="after")
     def _shape(self) -> LawConfig:
@@ -93,6 +95,12 @@ class ArrivalsConfig(Strict):
                                      description="batch_poisson: mean batch size (default 2)")
     path: str | None = Field(None, description="trace: CSV with a 'time' column, optional 'size'")
 
+    @field_validator("path")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        # Absolute, so that the scenario.yaml written into a results folder runs again from anywhere.
+        return None if value is None else str(Path(value).absolute())
+
     @model_validator(mode="after")
     def _params(self) -> ArrivalsConfig:
         allowed = ARRIVAL_PARAMS.get(self.kind, ())
@@ -119,21 +127,44 @@ class SlotConfig(Strict):
                            "arrival of a slot at a dispatcher and the others follow it to the same server")
 
 
+def _speeds_member(value: Any) -> str:
+    return "speeds-law" if isinstance(value, (dict, LawConfig)) else "speeds-list"
+
+
+# A list of speeds or a law; the discriminator picks the member, so an error is reported for that one only.
+Speeds = Annotated[
+    Annotated[tuple[Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)], ...],
+              Field(strict=False), Tag("speeds-list")]
+    | Annotated[LawConfig, Tag("speeds-law")],
+    Discriminator(_speeds_member)]
+
+
 class SystemConfig(Strict):
     servers: int = Field(10, ge=1, description="N")
     discipline: Literal["fifo", "pool"] = "fifo"
     capacity: int | None = Field(None, ge=1, description="max jobs at a server; more are blocked")
-    speeds: tuple[Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)], ...] | None = Field(
-        None, strict=False, description="service rate of each server (default all 1)")
+    speeds: Speeds | None = Field(
+        None, description="service rate of each server (default all 1), or a law they are drawn from "
+                          "once per replication")
     dispatchers: int = Field(1, ge=1)
+    dispatcher_shares: tuple[Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)], ...] | None = Field(
+        None, strict=False, description="fraction of the arrivals each dispatcher receives (default equal)")
     time: Literal["continuous", "slotted"] = Field(
         "continuous", description="slotted: arrivals and service in whole time slots (docs/slotted.md)")
     slot: SlotConfig | None = Field(None, description="slotted time: options of the slot semantics")
 
     @model_validator(mode="after")
-    def _slot(self) -> SystemConfig:
+    def _system(self) -> SystemConfig:
         if self.slot is not None and self.time != "slotted":
             raise _shape_error("slot", "expected only with system.time: slotted", self.time)
+        shares = self.dispatcher_shares
+        if shares is not None:
+            if len(shares) != self.dispatchers:
+                raise _shape_error("dispatcher_shares", f"expected {self.dispatchers} fractions (one per "
+                                   f"dispatcher), got {len(shares)}", list(shares))
+            if abs(math.fsum(shares) - 1.0) > 1e-9:
+                raise _shape_error("dispatcher_shares", f"expected fractions summing to 1, they sum to "
+                                   f"{math.fsum(shares):.12g}", list(shares))
         return self
 
 
@@ -150,7 +181,7 @@ class WorkloadConfig(Strict):
             try:
                 parse(value)
             except ExpressionError as exc:
-                raise ValueError(f"expected a number > 0 or an expression in N, '{value}': {exc}") from None
+                raise ValueError(f"expected a number > 0 or an expression in N, {show(value)}: {exc}") from None
         elif not (value > 0 and math.isfinite(value)):
             raise ValueError(f"expected a number > 0, got {value}")
         return value
@@ -180,6 +211,8 @@ class PrecisionConfig(Strict):
 
         if value not in METRICS:
             raise ValueError(f"expected a metric column ({', '.join(METRICS)}), got {value!r}")
+        if value == "wall_seconds":  # it depends on the machine and the worker count
+            raise ValueError(f"expected a simulated metric, not one of timing, got {value!r}")
         return value
 
 
@@ -206,7 +239,7 @@ class Scenario(Strict):
     """
 
     name: str = Field("scenario", pattern=r"^[A-Za-z0-9_.\-]+$",
-                      description="names the default output folder results/<name>/")
+                      description="names the default output folder results/<name>/: one plain folder name")
     description: str = ""
     seed: int = Field(2026, ge=0, description="root seed: same seed, same results")
     replications: int = Field(5, ge=1)
@@ -223,6 +256,27 @@ class Scenario(Strict):
     compare_to: str | None = Field(
         None, description="policy label: add paired differences against it (same jobs) to the summary")
     precision: PrecisionConfig | None = Field(None, description="add replications until a CI target is met")
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        # results/. and results/.. are not folders of their own: .. is the working directory.
+        if value in (".", ".."):
+            raise ValueError(f"expected one plain folder name (letters, digits, _ . -), got {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _swept_once(self) -> Scenario:
+        # A key in two places would silently lose one of its lists.
+        groups = [("sweep", tuple(self.sweep))] + [(f"zip.{i}", tuple(g)) for i, g in enumerate(self.zip)]
+        where: dict[str, str] = {}
+        for name, keys in groups:
+            for key in keys:
+                if key in where:
+                    raise _shape_error(name, f"'{key}' is also swept in {where[key]}; expected each key "
+                                             f"in one place", None)
+                where[key] = name
+        return self
 
     @field_validator("sweep")
     @classmethod
@@ -251,7 +305,10 @@ class Scenario(Strict):
         if not isinstance(data, dict):
             raise ScenarioError(f"scenario: expected a mapping of keys, got {type(data).__name__}")
         try:
+            data = _plain(data)
             scenario = cls.model_validate(data)
+        except RecursionError:
+            raise ScenarioError("scenario: expected keys and values nested a few levels deep, got deeper") from None
         except ValidationError as exc:
             raise ScenarioError(format_error(exc)) from None
         scenario.points()  # resolve every sweep point now, so bad points fail before anything runs
@@ -296,6 +353,30 @@ class Scenario(Strict):
                 values.update(part)
             points.append(_resolve(base, index, values))
         return points
+
+
+def _plain(data: Any, done: dict[int, Any] | None = None) -> Any:
+    """``data`` with numpy scalars and arrays made Python numbers and lists, for strict validation.
+
+    A container met again (a YAML alias) is converted once: an anchor bomb stays small.
+    """
+    done = {} if done is None else done
+    if isinstance(data, np.ndarray):
+        data = data.tolist()
+    if isinstance(data, np.generic):
+        return data.item()
+    if not isinstance(data, (dict, list, tuple)):
+        return data
+    if id(data) not in done:
+        if isinstance(data, dict):
+            mapping: dict[Any, Any] = {}
+            done[id(data)] = mapping
+            mapping.update((key, _plain(value, done)) for key, value in data.items())
+        else:
+            items: list[Any] = []
+            done[id(data)] = items
+            items.extend(_plain(value, done) for value in data)
+    return done[id(data)]
 
 
 # Keys that describe the whole run rather than a sweep point: sweeping them would change nothing.
@@ -366,7 +447,7 @@ class Point:
 
 
 def _resolve(base: dict[str, Any], index: int, values: dict[str, Any]) -> Point:
-    where = f" (sweep point {index}: " + ", ".join(f"{k}={v}" for k, v in values.items()) + ")" \
+    where = f" (sweep point {index}: " + ", ".join(f"{k}={show(v)}" for k, v in values.items()) + ")" \
         if values else ""
     data = copy.deepcopy(base)
     try:
@@ -382,9 +463,12 @@ def _resolve(base: dict[str, Any], index: int, values: dict[str, Any]) -> Point:
 
 
 def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Point:
+    from .limits import check_point, check_size
+
     system, workload = scenario.system, scenario.workload
     n = system.servers
-    if system.speeds is not None and len(system.speeds) != n:
+    check_size(scenario)
+    if isinstance(system.speeds, tuple) and len(system.speeds) != n:
         raise ScenarioError(f"system.speeds: expected {n} rates (one per server), got {len(system.speeds)}")
     load = workload.load
     if isinstance(load, str):
@@ -394,7 +478,7 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
             raise ScenarioError(f"workload.load: '{workload.load}' {exc}") from None
         if load <= 0:
             raise ScenarioError(f"workload.load: expected > 0, '{workload.load}' gives {load:g} at N={n}")
-    capacity = sum(system.speeds) if system.speeds is not None else float(n)
+    capacity = expected_capacity(system)
     if system.time == "slotted":
         _check_slotted(scenario)
     if workload.arrivals.kind == "trace":
@@ -432,6 +516,7 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
     if scenario.compare_to is not None and scenario.compare_to not in labels:
         raise ScenarioError(f"compare_to: expected one of the policy labels ({', '.join(labels)}), "
                             f"got {scenario.compare_to!r}")
+    check_point(scenario, float(load), rate, policies)
     return Point(index, values, scenario, float(load), rate, tuple(policies))
 
 
@@ -457,6 +542,9 @@ def _check_slotted(scenario: Scenario) -> None:
         raise ScenarioError(f"workload.service.kind: expected deterministic (constant capacity per slot) or "
                             f"exponential (Poisson capacity per slot) in slotted time, got {service.kind!r}")
     if service.kind == "deterministic":
+        if isinstance(system.speeds, LawConfig):
+            raise ScenarioError("system.speeds: expected a list of speeds with deterministic service in slotted "
+                                "time (whole jobs per slot), got a law")
         for speed in system.speeds or (1.0,):
             mu = speed / service.mean
             if abs(mu - round(mu)) > 1e-9 or round(mu) < 1:
@@ -468,6 +556,15 @@ def _check_slotted(scenario: Scenario) -> None:
         if isinstance(period, (int, float)) and period != round(period):
             raise ScenarioError(f"policies.{i}.period: expected a whole number of slots in slotted time, "
                                 f"got {period:g}")
+
+
+def expected_capacity(system: SystemConfig) -> float:
+    """The total service rate: the sum of the speeds; with a law of speeds, N times its mean."""
+    if isinstance(system.speeds, tuple):
+        return sum(system.speeds)
+    if isinstance(system.speeds, LawConfig):
+        return system.servers * system.speeds.mean
+    return float(system.servers)
 
 
 def _check_trace(scenario: Scenario) -> tuple[float, float]:
@@ -496,6 +593,7 @@ _TAGS = set(REGISTRY)
 
 # The member tags pydantic appends inside a plain union, e.g. d: int | str -> "d.constrained-int".
 _MEMBER = re.compile(r"^((constrained-)?(int|float|str|bool)|function-(before|after|wrap|plain)\[.*)$")
+_SPEEDS_TAGS = ("speeds-list", "speeds-law")  # the member tags of system.speeds
 
 
 def _location(loc: tuple[Any, ...], members: bool = True) -> str:
@@ -504,7 +602,7 @@ def _location(loc: tuple[Any, ...], members: bool = True) -> str:
         # Drop the union tag that pydantic inserts after a policy entry's index.
         if i >= 2 and loc[i - 2] == "policies" and isinstance(loc[i - 1], int) and item in _TAGS:
             continue
-        if members and i >= 1 and isinstance(item, str) and _MEMBER.match(item):
+        if (members and i >= 1 and isinstance(item, str) and _MEMBER.match(item)) or item in _SPEEDS_TAGS:
             continue
         parts.append(str(item))
     return ".".join(parts)
@@ -517,7 +615,10 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
         if i >= 2 and loc[i - 2] == "policies" and isinstance(loc[i - 1], int) and item in REGISTRY:
             model = REGISTRY[item].Config
             continue
-        if isinstance(item, int) or item == "policies":  # the entry's tag names its model
+        if isinstance(item, int) or item in ("policies", "speeds"):  # the member's tag names its model
+            continue
+        if item == "speeds-law":
+            model = LawConfig
             continue
         field = getattr(model, "model_fields", {}).get(item)
         annotation = getattr(field, "annotation", None)
@@ -539,7 +640,7 @@ def format_error(exc: ValidationError) -> str:
     if kind == "shape":
         loc = f"{loc}.{ctx['key']}" if loc else str(ctx["key"])
         message = error["msg"].split(": ", 1)[1]
-        return f"{loc}: {message}" + ("" if ctx.get("value") is None else f", got {ctx['value']!r}")
+        return f"{loc}: {message}" + ("" if ctx.get("value") is None else f", got {show(ctx['value'])}")
     if kind == "extra_forbidden":
         allowed = _allowed_keys(tuple(error["loc"])[:-1])
         message = "unknown key" + (f" (expected one of {', '.join(allowed)})" if allowed else "")
@@ -569,7 +670,7 @@ def format_error(exc: ValidationError) -> str:
     else:
         message = "expected " + error["msg"][0].lower() + error["msg"][1:]
         message = message.replace("expected input should be", "expected")
-    text = f"{loc}: {message}, got {given!r}" if given is not None or kind != "missing" else f"{loc}: {message}"
+    text = f"{loc}: {message}, got {show(given)}" if given is not None or kind != "missing" else f"{loc}: {message}"
     others = {_location(tuple(e["loc"])) for e in errors[1:]} - {loc}  # one per key, not per union member
     if others:
         text += f" (and {len(others)} more)"
@@ -578,16 +679,16 @@ def format_error(exc: ValidationError) -> str:
 
 def load_scenario(path: str | Path) -> Scenario:
     """Read and validate a YAML scenario file."""
+    from .yaml_input import load
+
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ScenarioError(f"scenario: cannot read '{path}' ({exc.strerror})") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ScenarioError(f"scenario: '{path}' is not valid YAML{where}") from None
+    except UnicodeDecodeError as exc:
+        raise ScenarioError(f"scenario: expected a UTF-8 text file, '{path}' has byte "
+                            f"{exc.object[exc.start]:#04x} at offset {exc.start}") from None
+    data = load(text, str(path))
     data = data if data is not None else {}
     _anchor_trace(data, Path(path).parent)
     return Scenario.from_dict(data)

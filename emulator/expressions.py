@@ -38,6 +38,12 @@ _BINARY: dict[type[ast.operator], Callable[[float, float], float]] = {
 _UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {ast.USub: operator.neg, ast.UAdd: operator.pos}
 
 
+MAX_LENGTH = 200
+"""Longest expression accepted, in characters: ``ceil(sqrt(N) * log(N))`` needs 22."""
+MAX_DEPTH = 30
+"""Deepest nesting of operations accepted: Python's own parser and evaluator recurse."""
+
+
 class ExpressionError(ValueError):
     """An expression that is not allowed or cannot be evaluated."""
 
@@ -45,10 +51,17 @@ class ExpressionError(ValueError):
 @lru_cache(maxsize=256)
 def parse(text: str) -> ast.expr:
     """Parse and check an expression; raise `ExpressionError` if it is not allowed."""
+    if len(text) > MAX_LENGTH:
+        raise ExpressionError(f"expected at most {MAX_LENGTH} characters, got {len(text)}")
     try:
         tree = ast.parse(text.strip(), mode="eval").body
     except SyntaxError as exc:
         raise ExpressionError(f"not an arithmetic expression in N ({exc.msg})") from None
+    except (RecursionError, MemoryError):
+        raise ExpressionError(f"expected at most {MAX_DEPTH} nested operations, got more") from None
+    depth = _depth(tree)
+    if depth > MAX_DEPTH:
+        raise ExpressionError(f"expected at most {MAX_DEPTH} nested operations, got {depth}")
     called = {id(node.func) for node in ast.walk(tree) if isinstance(node, ast.Call)}
     for node in ast.walk(tree):
         allowed = (
@@ -76,6 +89,18 @@ def parse(text: str) -> ast.expr:
             if node.keywords or not node.args:
                 raise ExpressionError(f"'{ast.unparse(node)}' takes positional arguments only")
     return tree
+
+
+def _depth(tree: ast.expr) -> int:
+    """The nesting depth of a syntax tree, without recursion."""
+    deepest = 0
+    todo: list[tuple[ast.AST, int]] = [(tree, 1)]
+    while todo:
+        node, depth = todo.pop()
+        deepest = max(deepest, depth)
+        todo.extend((child, depth + 1) for child in ast.iter_child_nodes(node)
+                    if not isinstance(child, (ast.Load, ast.operator, ast.unaryop)))
+    return deepest
 
 
 def _eval(node: ast.expr, n: float) -> float:

@@ -9,6 +9,7 @@ the jobs that arrived in it, followed until they leave.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -26,26 +27,34 @@ METRICS: tuple[str, ...] = (
 
 
 class QuantileSketch:
-    """Quantiles from a log-spaced histogram: fixed memory, relative error below 0.5%.
+    """Quantiles from a log-spaced histogram: memory bounded, relative error below 0.5%.
 
-    Values are buffered and folded into bins of ratio 1.01 between 1e-9 and 1e9
-    (values outside are clamped to the end bins).
+    Values are buffered and folded into bins of ratio 1.01 (bin i holds
+    [1e-9 * 1.01^i, 1e-9 * 1.01^(i+1))). The bins kept are those between the
+    smallest and the largest value seen, so any positive finite value is binned
+    correctly; all floats together span fewer than 150,000 bins.
 
     >>> sketch = QuantileSketch()
     >>> for x in range(1, 1001):
     ...     sketch.add(float(x))
     >>> abs(sketch.quantile(0.5) / 500 - 1) < 0.005
     True
+    >>> sketch = QuantileSketch()
+    >>> for x in (1e-300, 1e300, 1e308):
+    ...     sketch.add(x)
+    >>> [abs(sketch.quantile(q) / x - 1) < 0.005 for q, x in ((0.3, 1e-300), (0.6, 1e300), (1, 1e308))]
+    [True, True, True]
     """
 
     RATIO = 1.01
-    LOW = 1e-9
+    LOW = 1e-9  # the origin of the bin grid
     FLUSH = 8192  # values buffered before they are binned
-    BINS = int(math.log(1e18) / math.log(1.01)) + 1
+    TINY = 5e-324  # a zero is binned with the smallest positive float
 
     def __init__(self) -> None:
         self.buffer: list[float] = []
-        self.counts = np.zeros(self.BINS, dtype=np.int64)
+        self.first = 0  # the bin index of counts[0]
+        self.counts = np.zeros(0, dtype=np.int64)
 
     def add(self, x: float) -> None:
         self.buffer.append(x)
@@ -55,9 +64,21 @@ class QuantileSketch:
     def flush(self) -> None:
         if not self.buffer:
             return
-        values = np.maximum(np.asarray(self.buffer), self.LOW)
-        index = np.floor(np.log(values / self.LOW) / math.log(self.RATIO)).astype(np.int64)
-        self.counts += np.bincount(np.clip(index, 0, self.BINS - 1), minlength=self.BINS)
+        values = np.maximum(np.asarray(self.buffer), self.TINY)
+        with np.errstate(over="ignore"):
+            scaled = values / self.LOW
+        # values / LOW overflows above about 1.8e299: take the difference of logs there instead.
+        logs = np.where(np.isfinite(scaled), np.log(scaled), np.log(values) - math.log(self.LOW))
+        index = np.floor(logs / math.log(self.RATIO)).astype(np.int64)
+        low, high = int(index.min()), int(index.max())
+        size = self.counts.size
+        if size == 0 or low < self.first or high >= self.first + size:  # widen the kept range
+            if size:
+                low, high = min(low, self.first), max(high, self.first + size - 1)
+            grown = np.zeros(high - low + 1, dtype=np.int64)
+            grown[self.first - low:self.first - low + size] = self.counts
+            self.counts, self.first = grown, low
+        self.counts += np.bincount(index - self.first, minlength=self.counts.size)
         self.buffer.clear()
 
     def quantile(self, q: float) -> float:
@@ -67,8 +88,13 @@ class QuantileSketch:
         if total == 0:
             return math.nan
         rank = max(1, math.ceil(q * total))
-        index = int(np.searchsorted(np.cumsum(self.counts), rank))
-        return float(self.LOW * self.RATIO ** (index + 0.5))
+        index = self.first + int(np.searchsorted(np.cumsum(self.counts), rank))
+        top = math.log(sys.float_info.max)
+        if (index + 0.5) * math.log(self.RATIO) < top:
+            return float(self.LOW * self.RATIO ** (index + 0.5))
+        # Values above about 1e299: RATIO ** (index + 0.5) alone would overflow.
+        exponent = math.log(self.LOW) + (index + 0.5) * math.log(self.RATIO)
+        return math.exp(exponent) if exponent < top else sys.float_info.max
 
 
 class Recorder:

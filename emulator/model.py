@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
+from itertools import accumulate, islice
 from typing import Any
 
 import simpy
@@ -12,9 +15,10 @@ from simpy.events import Timeout
 
 from . import arrivals, slotted
 from .channels import Channel
-from .config import Point, ResolvedPolicy, SlotConfig
+from .config import LawConfig, Point, ResolvedPolicy, SlotConfig
 from .dispatcher import Dispatcher
 from .job import Job
+from .limits import can_be_unstable, check_oblivious
 from .metrics import Recorder
 from .policies import REGISTRY
 from .policies.base import Policy
@@ -61,7 +65,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     latency = scenario.network.latency
     channel = Channel(env, recorder, None if latency.mean == 0
                       else latency.law().sampler(generator(seed, "network")))
-    speeds = system.speeds or (1.0,) * system.servers
+    speeds, rate = _speeds(point, policy, seed)
     busy: set[int] = set()  # slotted time: the ids of servers with jobs, shared with the slot clock
     servers: list[Server]
     if system.time == "slotted":
@@ -71,37 +75,60 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         server_class = SERVERS[system.discipline]
         servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
-    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")),
-                  point.rate)
+    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate)
     model.policy = REGISTRY[policy.name](model, policy.params)
     for dispatcher in dispatchers:
         dispatcher.policy = model.policy
 
     arrival = workload.arrivals
     split = Uniforms(generator(seed, "dispatchers")) if len(dispatchers) > 1 else None
+    shares = system.dispatcher_shares
+    # Unequal shares: the dispatcher whose cumulative share first exceeds the uniform draw.
+    bounds = None if shares is None else [*accumulate(shares[:-1]), math.inf]
     if system.time == "slotted":
-        counts = slotted.arrival_counts(arrival.kind, point.rate, generator(seed, "arrivals"),
+        counts = slotted.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"),
                                         **arrival.gap_options())
         mus = [speed / workload.service.mean for speed in speeds]
         caps = slotted.capacities(workload.service.kind, mus, generator(seed, "capacities"))
         slot = system.slot or SlotConfig()
         env.process(slotted.clock(env, counts, caps, servers, busy, dispatchers,  # type: ignore[arg-type]
-                                  split, recorder, slot.same_slot, slot.dispatch == "slot"))
+                                  split, recorder, slot.same_slot, slot.dispatch == "slot", bounds))
         return model
-    gaps = arrivals.gaps(arrival.kind, point.rate, generator(seed, "arrivals"), **arrival.gap_options())
+    gaps = arrivals.gaps(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
     sizes: Iterator[float] = workload.service.law().sampler(generator(seed, "sizes"))
     if arrival.kind == "trace":
         trace_sizes = arrivals.read_trace(arrival.path)[1]  # type: ignore[arg-type]
         if trace_sizes is not None:
             sizes = iter(trace_sizes.tolist())
-    env.process(_source(env, gaps, sizes, dispatchers, split, recorder))
+    env.process(_source(env, gaps, sizes, dispatchers, split, recorder, bounds))
     return model
+
+
+def _speeds(point: Point, policy: ResolvedPolicy, seed: int) -> tuple[tuple[float, ...], float]:
+    """The servers' speeds and the arrival rate of one replication.
+
+    Speeds given as a law are drawn here, once per replication, from their own
+    stream: every policy of the replication sees the same servers. The load is
+    against the drawn total capacity, so the rate is the point's load times it.
+    """
+    scenario = point.scenario
+    system = scenario.system
+    if not isinstance(system.speeds, LawConfig):
+        return system.speeds or (1.0,) * system.servers, point.rate
+    speeds = tuple(islice(system.speeds.law().sampler(generator(seed, "speeds")), system.servers))
+    rate = point.load * sum(speeds) / scenario.workload.service.mean
+    if can_be_unstable(scenario):
+        check_oblivious(policy, speeds, rate, scenario.workload.service.mean, f" (drawn with seed {seed})")
+    return speeds, rate
 
 
 def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
             dispatchers: list[Dispatcher], split: Uniforms | None,
-            recorder: Recorder) -> Generator[simpy.Event, Any, None]:
-    """The arrival process: draws each job, then hands it to a uniformly random dispatcher.
+            recorder: Recorder, bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
+    """The arrival process: draws each job, then hands it to a random dispatcher.
+
+    The dispatcher is uniform, or with ``bounds`` (cumulative shares, the last
+    infinite) the first whose bound exceeds one uniform draw of the same stream.
 
     Arrivals stop once the window has closed and every measured job has reached its
     server (or was blocked). From then on no later job can change a measured job's
@@ -136,7 +163,12 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
             if not job_id & 63:
                 _all_arrived(recent, 0, 0)  # prunes
         job_id += 1
-        target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
+        if split is None:
+            target = single
+        elif bounds is None:
+            target = dispatchers[split.randrange(len(dispatchers))]
+        else:
+            target = dispatchers[bisect_right(bounds, split.random())]
         target.receive(job)
     recorder.exhausted()
 

@@ -28,6 +28,7 @@ slot: common random numbers).
 from __future__ import annotations
 
 import itertools
+from bisect import bisect_right
 from collections import deque
 from collections.abc import Generator, Iterator
 from fractions import Fraction
@@ -180,7 +181,7 @@ class _Boundary(simpy.Event):
 def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int]],
           servers: list[SlottedServer], busy: set[int], dispatchers: list[Dispatcher],
           split: Uniforms | None, recorder: Recorder, same_slot: bool,
-          batch: bool = False) -> Generator[simpy.Event, Any, None]:
+          batch: bool = False, bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
     """The slot clock process: arrivals of each slot, then its service phase (see the module docstring).
 
     With ``batch``, only the first arrival of the slot at each dispatcher goes
@@ -200,7 +201,12 @@ def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int
                 recorder.edge()
             job = Job(job_id, now, 1.0, first <= job_id < end)
             job_id += 1
-            target = single if split is None else dispatchers[split.randrange(len(dispatchers))]
+            if split is None:
+                target = single
+            elif bounds is None:
+                target = dispatchers[split.randrange(len(dispatchers))]
+            else:  # unequal shares, as in continuous time
+                target = dispatchers[bisect_right(bounds, split.random())]
             if batch:
                 head = leader.get(target.id)
                 if head is not None:

@@ -265,6 +265,7 @@ def small_scenarios(draw: Any) -> dict[str, Any]:
         arrivals={"kind": draw(st.sampled_from(["poisson", "deterministic", "batch_poisson", "mmpp2"]))},
         service={"kind": draw(st.sampled_from(["exponential", "deterministic"])), "mean": 1},
         seed=draw(st.integers(0, 2**32)),
+        allow_unstable=True,  # random routing may overload a slow server: the accounting must still hold
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
+from ..errors import show
 from ..expressions import ExpressionError, evaluate, parse
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ def _check_expression(value: Any) -> Any:
         try:
             parse(value)
         except ExpressionError as exc:
-            raise ValueError(f"expected an integer or an expression in N, '{value}': {exc}") from None
+            raise ValueError(f"expected an integer or an expression in N, {show(value)}: {exc}") from None
     return value
 
 

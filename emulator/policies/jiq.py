@@ -26,7 +26,8 @@ class JIQConfig(PolicyConfig):
         description="several dispatchers: an idle server queries d of them and joins the "
                     "shortest I-queue (JIQ-SQ(d)); default: a uniformly random one (JIQ-Random)")
     memory: int | None = Field(
-        None, ge=0, description="at most this many ids in a dispatcher's I-queue; default unbounded")
+        None, ge=1, description="at most this many ids in a dispatcher's I-queue (>= 1: with 0 every idle "
+                                "message is lost and JIQ is Random); default unbounded")
 
 
 class JIQPolicy(ListPolicy):

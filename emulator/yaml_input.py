@@ -1,0 +1,78 @@
+"""YAML as lbemu reads it: duplicate keys refused, ``1e9`` a number, every failure one line.
+
+PyYAML follows YAML 1.1, where ``1e9`` (no dot, no exponent sign) is a string and
+a repeated key silently keeps its last value; both turn a plausible scenario
+into a wrong one. `load` reads YAML 1.2 floats and refuses repeated keys,
+naming the dotted key and both lines.
+
+>>> load("a: {b: 1e9}")
+{'a': {'b': 1000000000.0}}
+>>> load("run:\\n  jobs: 10\\n  jobs: 20\\n", "s.yaml")
+Traceback (most recent call last):
+...
+emulator.errors.ScenarioError: run.jobs: repeated key in 's.yaml' at line 3 (first at line 2)
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+from .errors import ScenarioError
+
+
+class _Loader(yaml.SafeLoader):
+    """SafeLoader that also reads YAML 1.2 floats such as ``1e9`` and ``-2E-3``."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def load(text: str, source: str = "scenario") -> Any:
+    """Parse YAML ``text``; raise `ScenarioError` (one line) if it is not a usable document."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        _refuse_repeated_keys(node, source)
+        return loader.construct_document(node)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark is not None else ""
+        raise ScenarioError(f"scenario: '{source}' is not valid YAML{where}") from None
+    except (RecursionError, MemoryError):
+        raise ScenarioError(f"scenario: '{source}' is nested too deeply to read") from None
+    finally:
+        loader.dispose()
+
+
+def _refuse_repeated_keys(root: Node, source: str) -> None:
+    """Walk the node graph once (an alias is walked at its anchor only) looking for a repeated key."""
+    seen: set[int] = set()
+    todo: list[tuple[Node, str]] = [(root, "")]
+    while todo:
+        node, path = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, MappingNode):
+            first: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                key = key_node.value if isinstance(key_node, ScalarNode) else "?"
+                dotted = f"{path}.{key}" if path else key
+                line = key_node.start_mark.line + 1
+                if isinstance(key_node, ScalarNode) and key in first and key != "<<":
+                    raise ScenarioError(f"{dotted}: repeated key in '{source}' at line {line} "
+                                        f"(first at line {first[key]})")
+                first.setdefault(key, line)
+                todo.append((value_node, dotted))
+        elif isinstance(node, SequenceNode):
+            todo.extend((item, f"{path}.{i}" if path else str(i)) for i, item in enumerate(node.value))

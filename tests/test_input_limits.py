@@ -1,0 +1,408 @@
+"""Input that used to lose data, hang, raise a traceback or give a silently wrong run.
+
+Each case is refused before anything is written, in one line that names the
+dotted key, or runs correctly. The bounds themselves live in `emulator.limits`.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import os
+import time
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import emulator
+from emulator import Scenario, ScenarioError
+from emulator.cli import main
+from emulator.config import LawConfig, load_scenario
+from emulator.errors import MAX_LENGTH
+from emulator.metrics import QuantileSketch
+from emulator.model import build_model
+from emulator.streams import generator
+from emulator.yaml_input import load
+
+BASE: dict[str, Any] = {
+    "name": "limits",
+    "replications": 1,
+    "run": {"jobs": 2000, "warmup_jobs": 200},
+    "system": {"servers": 10},
+    "workload": {"load": 0.9},
+    "policies": [{"name": "random"}],
+}
+
+
+def with_keys(**dotted: Any) -> dict[str, Any]:
+    """BASE with dotted keys (``__`` for ``.``) set."""
+    data = copy.deepcopy(BASE)
+    for key, value in dotted.items():
+        node = data
+        parts = key.split("__")
+        for part in parts[:-1]:
+            node = node[int(part)] if isinstance(node, list) else node.setdefault(part, {})
+        node[parts[-1]] = value
+    return data
+
+
+def one_line(call: Any, key: str) -> str:
+    """The message of the `ScenarioError` that ``call()`` raises: one line starting with ``key``."""
+    with pytest.raises(ScenarioError) as info:
+        call()
+    message = str(info.value)
+    assert "\n" not in message and len(message) <= MAX_LENGTH, message
+    assert message.startswith(f"{key}:"), message
+    return message
+
+
+def refused(key: str, **dotted: Any) -> str:
+    return one_line(lambda: Scenario.from_dict(with_keys(**dotted)), key)
+
+
+# -- 1. a name is one plain folder name, and nothing is written before validation passes ---
+@pytest.mark.parametrize("name", ["..", ".", "", "a/b", "../x"])
+def test_name_is_one_plain_folder(name: str) -> None:
+    refused("name", name=name)
+
+
+def test_cli_with_bad_name_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.yaml").write_text("name: '..'\npolicies: [{name: random}]\n")
+    (tmp_path / "runs.csv").write_text("the user's own file\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "s.yaml", "--quiet", "--workers", "1"]) == 2
+    assert capsys.readouterr().err.startswith("lbemu: error: name:")
+    assert sorted(os.listdir(tmp_path)) == ["runs.csv", "s.yaml"]
+    assert (tmp_path / "runs.csv").read_text() == "the user's own file\n"
+
+
+@pytest.mark.parametrize("options, key", [({"workers": 0}, "workers"), ({"workers": -2}, "workers"),
+                                          ({"workers": 1.5}, "workers"), ({"workers": True}, "workers")])
+def test_api_run_refuses_bad_workers_before_writing(tmp_path: Path, options: dict[str, Any], key: str) -> None:
+    out = tmp_path / "out"
+    one_line(lambda: emulator.run(Scenario.from_dict(BASE), out=out, **options), key)
+    assert not out.exists()
+
+
+def test_api_run_takes_a_dict_and_numpy_workers(tmp_path: Path) -> None:
+    data = with_keys(run={"jobs": 300, "warmup_jobs": 30})
+    results = emulator.run(data, workers=np.int64(1), out=tmp_path / "out")
+    assert list(results.summary["policy"]) == ["Random"]
+    assert (tmp_path / "out" / "runs.csv").is_file()
+    one_line(lambda: emulator.run(data["policies"], workers=1), "scenario")  # type: ignore[arg-type]
+    one_line(lambda: emulator.run({**data, "name": ".."}, out=tmp_path / "other"), "name")
+    assert not (tmp_path / "other").exists()
+
+
+# -- 3. precision on a timing column would make results depend on the worker count ------
+def test_precision_metric_must_be_simulated() -> None:
+    refused("precision.metric", precision={"metric": "wall_seconds"})
+    Scenario.from_dict(with_keys(precision={"metric": "p99_response"}))
+
+
+# -- 4. one line where a traceback was ------------------------------------------------------
+def test_non_utf8_file(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("name: caf\u00e9\npolicies: [{name: jsq}]\n".encode("latin-1"))
+    message = one_line(lambda: load_scenario(path), "scenario")
+    assert "UTF-8" in message and "0xe9" in message
+
+
+@pytest.mark.parametrize("text, says", [
+    ("-" * 1000 + "0.5", "at most 200 characters"),
+    ("0.0001+" * 1100 + "0.5", "at most 200 characters"),
+    ("1**" * 3000 + "0.5", "at most 200 characters"),
+    ("-" * 150 + "0.5", "nested operations"),
+    ("(" * 60 + "0.5" + ")" * 60, "0.5"),  # parentheses alone add no depth: a control, accepted
+])
+def test_long_or_deep_expressions(text: str, says: str) -> None:
+    if says == "0.5":
+        assert Scenario.from_dict(with_keys(workload__load=text)).points()[0].load == 0.5
+        return
+    assert says in refused("workload.load", workload__load=text)
+    assert says in refused("policies.0.d", policies=[{"name": "sqd", "d": text.replace("0.5", "2")}])
+
+
+def test_deep_yaml_is_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "deep.yaml"
+    path.write_text("description: " + "[" * 50_000 + "]" * 50_000 + "\n")
+    one_line(lambda: load_scenario(path), "scenario")
+
+
+# -- 5. valid-looking input that hung, ate memory or failed at run time ----------------------
+BOUNDS = [
+    # (dotted key named, keys to set, a value just inside the bound that must be accepted)
+    ("system.servers", {"system__servers": 1_000_000_000}, {"system__servers": 1000}),
+    ("workload.service.mean", {"workload__service": {"mean": 1.0e-310}}, {"workload__service": {"mean": 1e-90}}),
+    ("workload.service.mean", {"workload__service": {"mean": 1e308}}, {"workload__service": {"mean": 1e90}}),
+    ("workload.arrivals.mean_batch", {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 1e9}},
+     {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 2}}),
+    ("policies.0.period", {"policies": [{"name": "jbt", "period": 1e-300}]},
+     {"policies": [{"name": "jbt", "period": 0.002}]}),
+    ("policies.0.period", {"policies": [{"name": "jbt", "period": 1e-6}]},
+     {"policies": [{"name": "jbt", "period": 0.002}]}),
+    ("policies.0.period", {"policies": [{"name": "jbt", "d": "N", "period": 0.003}]},  # N + 2d = 30 messages
+     {"policies": [{"name": "jbt", "d": "N", "period": 0.0034}]}),
+    ("workload.arrivals.switch_rate", {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e300}},
+     {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 900}}),
+    ("workload.arrivals.switch_rate", {"workload__arrivals": {"kind": "mmpp2"}, "workload__service": {"mean": 1e5}},
+     {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-5}, "workload__service": {"mean": 1e5}}),
+    ("system.speeds.1", {"system__speeds": [1.0, 1e-300] + [1.0] * 8, "policies": [{"name": "jsq"}]},
+     {"system__speeds": [1.0, 1e-90] + [1.0] * 8, "policies": [{"name": "jsq"}]}),
+    ("network.latency.mean", {"network__latency": {"kind": "deterministic", "mean": 1e300}},
+     {"network__latency": {"kind": "deterministic", "mean": 240}}),
+    ("workload.service.scv", {"workload__service": {"kind": "hyperexponential", "scv": 1e16}},
+     {"workload__service": {"kind": "hyperexponential", "scv": 99}}),
+    ("network.latency.scv", {"network__latency": {"kind": "hyperexponential", "mean": 0.1, "scv": 1e16}},
+     {"network__latency": {"kind": "hyperexponential", "mean": 0.1, "scv": 99}}),
+    ("workload.load", {"system__discipline": "pool", "workload__load": 1e6},
+     {"system__discipline": "pool", "workload__load": 1e5}),
+    ("workload.arrivals.mean_batch", {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 221}},
+     {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 220}}),
+]
+
+
+@pytest.mark.parametrize("key, bad, good", BOUNDS, ids=[f"{b[0]}={list(b[1].values())[-1]}" for b in BOUNDS])
+def test_bounds_refuse_at_validation(key: str, bad: dict[str, Any], good: dict[str, Any]) -> None:
+    started = time.perf_counter()
+    refused(key, **bad)
+    assert time.perf_counter() - started < 5
+    Scenario.from_dict(with_keys(**good))
+
+
+@pytest.mark.parametrize("options", [
+    {"policies": [{"name": "jbt", "period": 0.002}], "run": {"jobs": 300, "warmup_jobs": 0}},
+    {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 900}},
+    {"workload__service": {"kind": "hyperexponential", "scv": 99}},
+])
+def test_just_inside_the_bounds_runs(options: dict[str, Any]) -> None:
+    # The cases the bounds were chosen against still run, quickly.
+    scenario = Scenario.from_dict(with_keys(**options))
+    point = scenario.points()[0]
+    row = build_model(point, point.policies[0], 1).run()
+    assert row["jobs"] == scenario.run.jobs and math.isfinite(row["mean_response"])
+
+
+# -- 6. silent wrong results --------------------------------------------------------------
+@pytest.mark.parametrize("scale", [1e300, 1e-300, 1e-20, 1e20])
+def test_quantile_sketch_bins_any_positive_float(scale: float) -> None:
+    values = generator(5, "sketch").exponential(scale, 20_000)
+    sketch = QuantileSketch()
+    for value in values.tolist():
+        sketch.add(value)
+    for q in (0.01, 0.5, 0.99):
+        exact = float(np.quantile(values, q, method="inverted_cdf"))
+        assert abs(sketch.quantile(q) / exact - 1) < 0.005, q  # the bin's half-width, ratio 1.01
+
+
+def test_quantile_sketch_extremes() -> None:
+    sketch = QuantileSketch()
+    for value in (0.0, 5e-324, 1.7976931348623157e308):
+        sketch.add(value)
+    assert sketch.quantile(1.0) <= 1.7976931348623157e308
+    assert sketch.quantile(1.0) > 1e308
+    assert 0 < sketch.quantile(0.1) < 1e-320
+
+
+def test_jiq_memory_zero_is_refused() -> None:
+    refused("policies.0.memory", policies=[{"name": "jiq", "memory": 0}])
+    Scenario.from_dict(with_keys(policies=[{"name": "jiq", "memory": 1}]))
+
+
+@pytest.mark.parametrize("key", ["workload.service", "network.latency", "system.speeds"])
+def test_pareto_needs_finite_variance(key: str) -> None:
+    law = {"kind": "pareto", "mean": 0.1, "alpha": 1.0001}
+    dotted = key.replace(".", "__")
+    assert "> 2" in refused(f"{key}.alpha", **{dotted: law})
+    Scenario.from_dict(with_keys(policies=[{"name": "jsq"}], **{dotted: {**law, "alpha": 2.5}}))
+
+
+def test_a_key_swept_twice_is_refused() -> None:
+    refused("zip.0", sweep={"workload.load": [0.5, 0.6]}, zip=[{"workload.load": [0.7], "system.servers": [10]}])
+    refused("zip.1", zip=[{"workload.load": [0.7]}, {"workload.load": [0.5], "system.servers": [10]}])
+
+
+def test_repeated_yaml_keys_are_refused(tmp_path: Path) -> None:
+    path = tmp_path / "s.yaml"
+    path.write_text("policies: [{name: jsq}]\nrun:\n  jobs: 100\n  warmup_jobs: 10\n  jobs: 200\n")
+    message = one_line(lambda: load_scenario(path), "run.jobs")
+    assert "line 5" in message and "line 3" in message
+    path.write_text("policies: [{name: jsq, d: 2, name: sqd}]\n")
+    one_line(lambda: load_scenario(path), "policies.0.name")
+
+
+def test_yaml_reads_exponents_without_a_dot() -> None:
+    assert load("workload: {service: {mean: 1e-3}, load: 9e-1}") == {"workload": {"service": {"mean": 0.001},
+                                                                                  "load": 0.9}}
+
+
+SPEEDS = [0.5, 1.0, 1.5, 1.0]  # load 0.8: each server gets 0.8 units of work per unit time
+
+
+@pytest.mark.parametrize("policy", ["random", "round_robin"])
+def test_speed_oblivious_policies_that_overload_a_server(policy: str) -> None:
+    data = with_keys(system={"servers": 4, "speeds": SPEEDS}, workload__load=0.8, policies=[{"name": policy}])
+    message = one_line(lambda: Scenario.from_dict(data), "system.speeds")
+    assert "server(s) 0 (speed 0.5)" in message and "1 (" not in message
+    Scenario.from_dict({**data, "allow_unstable": True})
+    Scenario.from_dict(with_keys(system={"servers": 4, "speeds": SPEEDS, "capacity": 5}, workload__load=0.8,
+                                 policies=[{"name": policy}]))
+    Scenario.from_dict(with_keys(system={"servers": 4, "speeds": SPEEDS}, workload__load=0.8,
+                                 policies=[{"name": "jsq"}, {"name": "sqd", "d": 2}, {"name": "jiq"}]))
+    # At load 0.6 each server gets 0.6 < 1.0: the speed-1 servers are fine, the speed-0.5 one is not.
+    assert "server(s) 0 " in one_line(lambda: Scenario.from_dict({**data, "workload": {"load": 0.6}}),
+                                      "system.speeds")
+    Scenario.from_dict({**data, "workload": {"load": 0.45}})
+
+
+@pytest.mark.parametrize("policy", [{"name": "sqd", "d": 2}, {"name": "threshold", "d": 2, "threshold": 3}])
+def test_sampling_policies_that_provably_overload_the_slowest_servers(policy: dict[str, Any]) -> None:
+    # N = 10, speeds 0.1 x 8 and 10 x 2, capacity 20.8. The k slowest receive at least the jobs whose two
+    # samples both fall among them, rate C(k,2)/C(10,2); with k = 6 that is rate/3 > 0.6 from rate 1.8,
+    # i.e. load 0.0865, and no k is overloaded below rate 9/7 (k = 8), i.e. load 0.0618.
+    system = {"servers": 10, "speeds": [0.1] * 8 + [10.0] * 2}
+    message = refused("system.speeds", system=system, workload__load=0.1, policies=[policy])
+    assert "among the 6 slowest (servers 0, 1, 2, 3, 4, 5)" in message, message
+    assert "the 2 slowest" in refused("system.speeds", system=system, workload__load=0.8, policies=[policy])
+    Scenario.from_dict(with_keys(system=system, workload__load=0.06, policies=[policy]))
+    Scenario.from_dict(with_keys(system=system, workload__load=0.8, policies=[policy], allow_unstable=True))
+    Scenario.from_dict(with_keys(system=system, workload__load=0.8, policies=[{"name": "jsq"}]))
+
+
+# -- 8. smaller ----------------------------------------------------------------------------
+def test_anchor_bomb_gives_a_short_line_quickly(tmp_path: Path) -> None:
+    # About 400 bytes that expand to 9^9 strings (hundreds of MB when printed in full).
+    levels = ["&a [x, x, x, x, x, x, x, x, x]"]
+    for name, previous in zip("bcdefghi", "abcdefgh", strict=True):
+        levels.append(f"&{name} [" + ", ".join([f"*{previous}"] * 9) + "]")
+    path = tmp_path / "bomb.yaml"
+    path.write_text("policies: [{name: random}]\ndescription: [" + ", ".join(levels) + "]\n")
+    assert path.stat().st_size < 500
+    started = time.perf_counter()
+    one_line(lambda: load_scenario(path), "description")
+    assert time.perf_counter() - started < 5
+
+
+def test_scenario_error_is_one_bounded_line() -> None:
+    message = str(ScenarioError("key: " + "x" * 10_000 + "\nsecond line"))
+    assert "\n" not in message and len(message) <= MAX_LENGTH and message.startswith("key: xxx")
+
+
+def test_numpy_scalars_are_accepted() -> None:
+    plain = emulator.simulate("sqd", d=2, servers=10, load=0.8, jobs=1000, seed=3)
+    numpy = emulator.simulate("sqd", d=np.int64(2), servers=np.int64(10), load=np.float32(0.8), jobs=np.int32(1000),
+                              seed=np.uint8(3), allow_unstable=np.bool_(False), replace=np.bool_(False))
+    numpy_load = float(np.float32(0.8))
+    assert numpy["load"] == numpy_load and plain["load"] == 0.8
+    assert numpy["policy"] == "SQ(2)" and numpy["jobs"] == 1000
+    again = emulator.simulate("sqd", d=2, servers=10, load=numpy_load, jobs=1000, seed=3)
+    assert {k: v for k, v in numpy.items() if k != "wall_seconds"} == \
+        {k: v for k, v in again.items() if k != "wall_seconds"}
+    Scenario.from_dict(with_keys(system={"servers": 4, "speeds": np.array([1.0, 2.0, 1.0, 2.0])},
+                                 policies=[{"name": "jsq"}]))
+
+
+def test_resolved_scenario_with_a_trace_runs_again_from_anywhere(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "trace.csv").write_text("time\n" + "".join(f"{0.1 * i:.1f}\n" for i in range(1, 301)))
+    (tmp_path / "s.yaml").write_text(
+        "name: traced\nreplications: 1\nrun: {jobs: 200, warmup_jobs: 20}\n"
+        "workload: {arrivals: {kind: trace, path: data/trace.csv}}\npolicies: [{name: jsq}]\n")
+    monkeypatch.chdir(tmp_path)
+    first = emulator.run("s.yaml", workers=1, out="results/traced")
+    monkeypatch.chdir(tmp_path / "results")
+    again = load_scenario("traced/scenario.yaml")  # relative to the results folder, not to where it ran
+    assert Path(again.workload.arrivals.path).samefile(tmp_path / "data" / "trace.csv")  # type: ignore[arg-type]
+    rerun = emulator.run(again, workers=1, out="traced")  # the same scenario: resumed, nothing recomputed
+    assert rerun.runs.drop(columns="wall_seconds").equals(first.runs.drop(columns="wall_seconds"))
+
+
+# -- issue 7: dispatcher shares and speeds drawn from a law --------------------------------
+@pytest.mark.parametrize("shares, key, says", [
+    ([0.5, 0.3], "", "summing to 1"), ([1.0], "", "expected 2 fractions"), ([1.5, -0.5], ".1", "> 0"),
+    ([0.5, "half"], ".1", "'half'"), ("half", "", "'half'")])
+def test_dispatcher_shares_are_checked(shares: list[Any], key: str, says: str) -> None:
+    message = refused(f"system.dispatcher_shares{key}", system={"servers": 10, "dispatchers": 2,
+                                                                "dispatcher_shares": shares})
+    assert says in message, message
+
+
+def test_equal_shares_are_the_default_seed_for_seed() -> None:
+    options = dict(servers=10, load=0.9, jobs=3000, seed=2, dispatchers=2)
+    default = emulator.simulate("jiq", **options)
+    equal = emulator.simulate("jiq", dispatcher_shares=[0.5, 0.5], **options)
+    assert {k: v for k, v in default.items() if k != "wall_seconds"} == \
+        {k: v for k, v in equal.items() if k != "wall_seconds"}
+
+
+def test_unequal_shares_split_the_arrivals() -> None:
+    shares = [0.7, 0.2, 0.1]
+    scenario = Scenario.from_dict(with_keys(system={"servers": 10, "dispatchers": 3, "dispatcher_shares": shares},
+                                            run={"jobs": 20_000, "warmup_jobs": 0}))
+    point = scenario.points()[0]
+    model = build_model(point, point.policies[0], 11)
+    counts = [0, 0, 0]
+    for dispatcher in model.dispatchers:
+        receive = dispatcher.receive
+
+        def counted(job: Any, receive: Any = receive, i: int = dispatcher.id) -> None:
+            counts[i] += 1
+            receive(job)
+
+        dispatcher.receive = counted  # type: ignore[method-assign]
+    model.run()
+    total = sum(counts)
+    for count, share in zip(counts, shares, strict=True):
+        # Binomial: 3.4 standard deviations is a 99.93% interval, Bonferroni over the three shares.
+        assert abs(count / total - share) <= 3.4 * math.sqrt(share * (1 - share) / total)
+
+
+LAW = {"kind": "pareto", "mean": 1.0, "alpha": 3.0}  # speeds >= 2/3
+
+
+def test_speeds_drawn_once_per_replication_from_their_stream() -> None:
+    scenario = Scenario.from_dict(with_keys(system={"servers": 8, "speeds": LAW}, workload__load=0.3,
+                                            policies=[{"name": "random"}, {"name": "jbt", "d": 2, "period": 5}]))
+    point = scenario.points()[0]
+    expected = list(islice(scenario.system.speeds.law().sampler(generator(7, "speeds")), 8))  # type: ignore[union-attr]
+    models = [build_model(point, policy, 7) for policy in point.policies]
+    for model in models:
+        assert [server.speed for server in model.servers] == expected
+        assert model.rate == pytest.approx(0.3 * sum(expected) / 1.0)
+    assert models[1].policy.weights == expected  # type: ignore[union-attr]  # JBT-d weights by the drawn speeds
+    other = build_model(point, point.policies[0], 8)
+    assert [server.speed for server in other.servers] != expected
+
+
+def test_drawn_speeds_set_the_rate_against_their_capacity() -> None:
+    jobs = 20_000
+    for seed in (1, 2):
+        row = emulator.simulate("jsq", servers=8, load=0.7, jobs=jobs, seed=seed, speeds=LAW)
+        speeds = list(islice(LawConfig(**LAW).law().sampler(generator(seed, "speeds")), 8))
+        rate = 0.7 * sum(speeds)
+        assert row["load"] == 0.7
+        # jobs Poisson arrivals in sim_time: the count's relative sd is 1/sqrt(jobs); 3.3 sd, both seeds.
+        assert abs(jobs / row["sim_time"] / rate - 1) <= 3.3 / math.sqrt(jobs)
+
+
+def test_deterministic_speed_law_is_the_list() -> None:
+    options = dict(servers=6, load=0.8, jobs=2000, seed=4, d=2, period=5)
+    listed = emulator.simulate("jbt", speeds=[2.0] * 6, **options)
+    drawn = emulator.simulate("jbt", speeds={"kind": "deterministic", "mean": 2.0}, **options)
+    assert {k: v for k, v in listed.items() if k != "wall_seconds"} == \
+        {k: v for k, v in drawn.items() if k != "wall_seconds"}
+
+
+def test_drawn_speeds_that_overload_a_server_under_random_are_refused() -> None:
+    law = {"kind": "exponential", "mean": 1.0}  # about 30% of servers draw a speed below 0.8 * mean speed
+    message = one_line(lambda: emulator.simulate("random", servers=20, load=0.8, jobs=500, speeds=law),
+                       "system.speeds (drawn with seed 1)")
+    assert "overloads server(s)" in message
+    emulator.simulate("random", servers=20, load=0.8, jobs=500, speeds=law, allow_unstable=True)
+    emulator.simulate("jsq", servers=20, load=0.8, jobs=500, speeds=law)
+    refused("system.speeds", system={"speeds": law}, workload__arrivals={"kind": "trace", "path": "x.csv"})
