@@ -15,6 +15,7 @@ from .config import Point, ResolvedPolicy
 from .dispatcher import Dispatcher
 from .job import Job
 from .metrics import Recorder
+from .occupancy import Occupancy
 from .policies import REGISTRY
 from .policies.base import Policy
 from .server import SERVERS, Server
@@ -63,6 +64,10 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     speeds = system.speeds or (1.0,) * system.servers
     server_class = SERVERS[system.discipline]
     servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
+    if scenario.run.occupancy:
+        recorder.occupancy = Occupancy(system.servers, 1.0 - point.load)
+        for server in servers:
+            server.observer = recorder.occupancy
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")),
                   point.rate)

@@ -19,10 +19,18 @@ def write_scenario(out: Path, scenario: Any) -> None:
 
 
 def write_results(out: Path, results: Any) -> None:
-    """Write the three files of `CONTRACT.md` into ``out`` (created if needed)."""
+    """Write the three files of `CONTRACT.md` into ``out`` (created if needed), and the distributions.
+
+    ``occupancy.csv``, ``total_jobs.csv`` and ``response_cdf.csv`` (`emulator.profiles`)
+    are written when they have rows.
+    """
     write_scenario(out, results.scenario)
     results.runs.to_csv(out / "runs.csv", index=False)
     results.summary.to_csv(out / "summary.csv", index=False)
+    for name in ("occupancy", "total_jobs", "response_cdf"):
+        frame = getattr(results, name, None)
+        if frame is not None and not frame.empty:
+            frame.to_csv(out / f"{name}.csv", index=False)
 
 
 def read_summary(folder: str | Path) -> Any:
