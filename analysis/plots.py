@@ -536,7 +536,8 @@ def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
     list of Path
         ``response.png``, ``messages.png``, ``tradeoff.png`` and
         ``messages_by_kind.png`` inside ``out``, then ``blocking.png`` if any
-        job was blocked (servers or pools with a capacity).
+        job was blocked (servers or pools with a capacity), then, when ``out``
+        holds ``occupancy.csv``, the figures of `analysis.occupancy_plots`.
 
     Raises
     ------
@@ -583,6 +584,10 @@ def plot_folder(summary: pd.DataFrame, out: Path) -> list[Path]:
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
         for name, make in figures.items():
             paths.append(_save(make(), out, name))
+    if (out / "occupancy.csv").is_file():  # the queue-length tails, and pools on the diffusion scale
+        from .occupancy_plots import plot_occupancy
+
+        paths += plot_occupancy(out, summary)
     return paths
 
 
