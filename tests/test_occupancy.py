@@ -13,12 +13,11 @@ from typing import Any
 
 import numpy as np
 import pytest
+from test_theory import column, interval, replicate, report
 
 import analysis.theory as theory
 import emulator
-from emulator.model import build_model
 from emulator.occupancy import Occupancy, ks_exponential
-from test_theory import column, interval, replicate, report
 
 
 # ---------------------------------------------------------------------------------------
@@ -31,7 +30,7 @@ def _ks_on_grid(p: np.ndarray, scale: float, mean: float) -> float:
     grid = grid[grid >= 0]
     F = np.array([p[: int(np.floor(x / scale + 1e-9)) + 1].sum() if x >= 0 else 0.0 for x in grid])
     left = np.isin(grid, jumps - 1e-12)
-    F[left] = [p[: int(round((x + 1e-12) / scale))].sum() for x in grid[left]]
+    F[left] = [p[: round((x + 1e-12) / scale)].sum() for x in grid[left]]
     G = 1.0 - np.exp(-grid / mean)
     return float(np.max(np.abs(F - G)))
 
