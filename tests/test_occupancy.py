@@ -231,3 +231,56 @@ def test_jsq_pools_occupancy_within_001_of_fluid_at_n1000() -> None:
         if i:
             assert measured.contains(fluid[i], 2.0 / n), line
             assert abs(measured.mean - fluid[i]) + measured.half <= 0.01, line
+
+
+# ---------------------------------------------------------------------------------------
+# Files, resume and figures
+# ---------------------------------------------------------------------------------------
+def test_files_resume_and_figures(tmp_path: Any) -> None:
+    """occupancy.csv, total_jobs.csv and response_cdf.csv are written, rebuilt from the store on
+    resume, and drawn; the analysis functions follow their definitions."""
+    import pandas as pd
+
+    from analysis.occupancy import pooled_ks, scaled_deviations
+    from analysis.plots import plot_folder
+
+    data = {"name": "occ", "replications": 2, "run": {"jobs": 3000, "warmup_jobs": 300},
+            "system": {"servers": 30, "discipline": "pool"},
+            "policies": [{"name": "jsq"}, {"name": "sqd", "d": 2}],
+            "sweep": {"workload.load": [0.8, "1 - 1/sqrt(N)"]}}
+    scenario = emulator.Scenario.from_dict(data)
+    first = emulator.run(scenario, workers=1, out=tmp_path)
+    occupancy = pd.read_csv(tmp_path / "occupancy.csv")
+    assert list(occupancy.columns) == ["point", "workload.load", "policy", "i", "fraction", "fraction_ci95"]
+    assert list(pd.read_csv(tmp_path / "response_cdf.csv").columns) == [
+        "point", "workload.load", "policy", "response", "cdf"]
+    cdf = first.response_cdf
+    for _, group in cdf.groupby(["point", "policy"]):
+        assert group["cdf"].is_monotonic_increasing and group["cdf"].iloc[-1] == 1.0
+    # The mean over replications of the per-replication fractions kept in the store.
+    import json
+    import sqlite3
+
+    db = sqlite3.connect(tmp_path / "store.sqlite")
+    stored = [json.loads(row)["occupancy"] for (row,) in
+              db.execute("SELECT row FROM tasks WHERE point = 0 AND policy = 'JSQ'")]
+    db.close()
+    mean = occupancy[(occupancy["point"] == 0) & (occupancy["policy"] == "JSQ") & (occupancy["i"] == 1)]
+    assert mean["fraction"].iloc[0] == pytest.approx(np.mean([values[1] for values in stored]), rel=1e-12)
+    # Resume: nothing recomputed, the same frames.
+    again = emulator.run(scenario.with_overrides(replications=2), workers=1, out=tmp_path)
+    pd.testing.assert_frame_equal(again.occupancy, first.occupancy)
+    pd.testing.assert_frame_equal(again.total_jobs, first.total_jobs)
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    deviations = scaled_deviations(first.occupancy, summary)
+    row = deviations[(deviations["point"] == 1) & (deviations["i"] == 1)].iloc[0]
+    assert row["fluid"] == pytest.approx(1 - 1 / math.sqrt(30))
+    assert row["deviation"] == pytest.approx(math.sqrt(30) * (row["fraction"] - row["fluid"]))
+    ks = pooled_ks(first.total_jobs, summary)
+    one = first.total_jobs[(first.total_jobs["point"] == 0) & (first.total_jobs["policy"] == "JSQ")]
+    p = np.zeros(one["total"].max() + 1)
+    p[one["total"]] = one["probability"]
+    got = ks[(ks["point"] == 0) & (ks["policy"] == "JSQ")].iloc[0]
+    assert got["ks_theory"] == pytest.approx(ks_exponential(p / p.sum(), 0.2, 1.0))
+    names = [path.name for path in plot_folder(summary, tmp_path)]
+    assert names[-2:] == ["occupancy.png", "halfin_whitt.png"]
