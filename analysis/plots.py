@@ -534,7 +534,8 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
         ``messages_by_kind.png`` inside ``out``, then ``blocking.png`` if any
         job was blocked (servers or pools with a capacity), then the figures of
         `analysis.figures` that apply (``response_tail.png``,
-        ``messages_vs_period.png``). Each PNG has an SVG twin beside it.
+        ``messages_vs_period.png``) and, when ``out`` holds ``occupancy.csv``, those
+        of `analysis.occupancy_plots`. Each PNG has an SVG twin beside it.
 
     Raises
     ------
@@ -584,6 +585,10 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
         for name, make in figures.items():
             paths.append(_save(make(), out, name))
+    if (out / "occupancy.csv").is_file():  # the queue-length tails, and pools on the diffusion scale
+        from .occupancy_plots import plot_occupancy
+
+        paths += plot_occupancy(out, summary)
     return paths
 
 

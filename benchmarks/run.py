@@ -40,9 +40,10 @@ def cpu(call: Callable[[], Any]) -> tuple[float, Any]:
     return time.process_time() - started, result
 
 
-def emulated(policy: str, n: int, jobs: int, warmup: int, seed: int = 1) -> Callable[[], dict[str, Any]]:
+def emulated(policy: str, n: int, jobs: int, warmup: int, seed: int = 1,
+             occupancy: bool = False) -> Callable[[], dict[str, Any]]:
     return lambda: emulator.simulate(policy, servers=n, load=0.9, jobs=jobs, warmup_jobs=warmup,
-                                     seed=seed, **POLICY_PARAMS[policy])
+                                     seed=seed, occupancy=occupancy, **POLICY_PARAMS[policy])
 
 
 def baselined(policy: str, n: int, jobs: int, warmup: int, seed: int = 1) -> Callable[[], dict[str, Any]]:
@@ -128,13 +129,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="zero-latency hot path against a heapq baseline")
     parser.add_argument("--quick", action="store_true", help="fewer jobs and repeats: a smoke run")
     parser.add_argument("--repeat", type=int, default=None, help="best of this many (default 5; quick 3)")
-    parser.add_argument("--only", choices=["throughput", "flat", "jsq", "memory"], action="append",
+    parser.add_argument("--only", choices=["throughput", "flat", "jsq", "memory", "occupancy"], action="append",
                         help="run only these sections (repeatable)")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
     args = parser.parse_args()
     quick = args.quick
     repeat = args.repeat or (3 if quick else 5)
-    sections = set(args.only or ["throughput", "flat", "jsq", "memory"])
+    sections = set(args.only or ["throughput", "flat", "jsq", "memory", "occupancy"])
     table = Table()
     record: dict[str, Any] = {"quick": quick, "repeat": repeat}
     warm_up()
@@ -188,6 +189,22 @@ def main() -> int:
                   f"x{hi / lo:.2f}, {messages:g} msgs/job{'' if ok_messages else ' (NOT 2N)'}",
                   hi / lo if ok_messages else float("inf"), 3.0, f"({lo:.2f}s -> {hi:.2f}s)")
         record["jsq_growth"] = {"emulator": [lo, hi], "messages_per_job": messages}
+
+    if "occupancy" in sections:
+        # The cost of streaming the queue-length distribution (run.occupancy): the same runs with
+        # and without the observer. Above 1.15 it stays an option, off in `simulate` by default.
+        jobs = 50_000 if quick else 200_000
+        print(f"Occupancy: load 0.9, {jobs} measured jobs + {jobs // 10} warm-up, with and without "
+              f"the observer, best of {repeat}")
+        for policy, n in (("jsq", 10), ("sqd", 100)):
+            m = best_of({"on": emulated(policy, n, jobs, jobs // 10, occupancy=True),
+                         "off": emulated(policy, n, jobs, jobs // 10)}, repeat)
+            (on, on_row), (off, off_row) = m["on"], m["off"]
+            same = on_row["mean_response"] == off_row["mean_response"]
+            table.add(f"occupancy on/off {LABEL[policy]} N={n}", f"{on:.2f}s / {off:.2f}s",
+                      on / off if same else float("inf"), 1.3,
+                      f"(target for always-on: <= 1.15; results {'identical' if same else 'DIFFER'})")
+            record[f"occupancy_{policy}_{n}"] = {"on": on, "off": off}
 
     if "memory" in sections:
         few, many = (20_000, 200_000) if quick else (100_000, 1_000_000)

@@ -23,8 +23,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
              dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
-             label: str | None = None, time: str = "continuous", slot: dict[str, Any] | None = None,
-             **params: Any) -> dict[str, Any]:
+             label: str | None = None, occupancy: bool = False, time: str = "continuous",
+             slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
     ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
@@ -33,6 +33,10 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     ``time="slotted"`` runs in time slots, with ``slot`` its options (``system.time``, ``system.slot``).
     ``speeds`` is a list of N rates or a law mapping (drawn once per replication).
     ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
+    With ``occupancy=True`` the servers' lengths are streamed (about 20% slower):
+    the row then also holds ``occupancy`` (s_i, a list indexed by i), ``total_jobs``
+    (``[first, probabilities]``) and the metrics ``mean_spread``, ``mean_scaled_total``
+    and ``ks_exponential_*`` (NaN without it); see ``docs/occupancy.md``.
 
     Examples
     --------
@@ -45,7 +49,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         entry["label"] = label
     data: dict[str, Any] = {
         "name": "simulate", "seed": seed, "replications": 1, "allow_unstable": allow_unstable,
-        "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs},
+        "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs,
+                "occupancy": occupancy},
         "system": {"servers": servers, "dispatchers": dispatchers, "discipline": discipline,
                    "capacity": capacity, "speeds": speeds, "dispatcher_shares": dispatcher_shares,
                    "time": time, "slot": slot},
@@ -59,7 +64,9 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     if latency is not None:
         data["network"] = {"latency": _law(latency)}
     point = Scenario.from_dict(data).points()[0]
-    return run_task(Task(point, point.policies[0], 0, point.scenario.seed))
+    row = run_task(Task(point, point.policies[0], 0, point.scenario.seed))
+    del row["response_bins"]  # the sketch's bins: response_cdf.csv of `run` shows them
+    return row
 
 
 @dataclass
@@ -67,12 +74,17 @@ class Results:
     """What `run` returns: ``runs`` (one row per replication) and ``summary`` (mean and CI).
 
     ``errors`` lists the tasks that raised, as ``(task description, error)``.
+    ``occupancy``, ``total_jobs`` and ``response_cdf`` are the long-format frames of
+    `emulator.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv).
     """
 
     runs: Any
     summary: Any
     scenario: Scenario
     errors: list[tuple[str, str]] = field(default_factory=list)
+    occupancy: Any = None
+    total_jobs: Any = None
+    response_cdf: Any = None
 
     def table(self, **options: Any) -> str:
         """The comparison table (see `analysis.tables.comparison_table`)."""
@@ -114,6 +126,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
 
     from .config import load_scenario
     from .errors import ScenarioError, show
+    from .profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
     from .results import summarize
 
     # Everything is checked before the results folder is created.
@@ -176,8 +189,11 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
             store.close()
     order = [(point.index, policy.label, rep) for point in points for policy in point.policies
              for rep in range(wanted[point.index, policy.label])]
-    runs = pd.DataFrame([rows[key] for key in order if key in rows])
-    results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors)
+    done = [rows[key] for key in order if key in rows]
+    runs = pd.DataFrame([without_arrays(row) for row in done])
+    swept = list(dict.fromkeys(key for point in points for key in point.values))
+    results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors,
+                      occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept))
     if out is not None:
         from .output import write_results
 

@@ -124,7 +124,9 @@ def _run(args: argparse.Namespace) -> int:
         return 130
     if not results.runs.empty:
         print(results.table())
-        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml")
+        extra = "".join(f", {name}.csv" for name in ("occupancy", "total_jobs", "response_cdf")
+                        if not getattr(results, name).empty)
+        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml{extra}")
     if results.errors:
         print(f"lbemu: {len(results.errors)} task(s) failed (the others finished and are stored; "
               "a rerun retries only these):", file=sys.stderr)

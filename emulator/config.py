@@ -194,6 +194,8 @@ class NetworkConfig(Strict):
 class RunConfig(Strict):
     jobs: int = Field(50_000, ge=1, description="measured jobs per replication, after warm-up")
     warmup_jobs: int = Field(5_000, ge=0, description="jobs discarded before measuring")
+    occupancy: bool = Field(True, description="stream the queue-length distribution (occupancy.csv, "
+                            "spread and heavy-traffic metrics); costs about 20% of the throughput")
 
 
 class PrecisionConfig(Strict):

@@ -16,12 +16,14 @@ import numpy as np
 import simpy
 
 from .messages import KINDS
+from .occupancy import OCCUPANCY_METRICS, Occupancy
 
 METRICS: tuple[str, ...] = (
     "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job",
     *(f"messages_per_job_{kind}" for kind in KINDS),
     "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds",
+    *OCCUPANCY_METRICS,
 )
 """The metric columns of runs.csv and summary.csv, in order."""
 
@@ -124,6 +126,7 @@ class Recorder:
         self.sum_wait = 0.0
         self.waited = 0
         self.responses = QuantileSketch()
+        self.occupancy: Occupancy | None = None  # the servers' observer, if lengths are streamed
 
     # -- called by the arrival source ------------------------------------------------
     def exhausted(self) -> None:
@@ -137,6 +140,8 @@ class Recorder:
         self.area += self.in_system * (now - self.last)
         self.last = now
         self.window.append((now, self.area, list(self.counts)))
+        if self.occupancy is not None:
+            self.occupancy.edge(now)
         self._check_done()
 
     # -- called by the servers -------------------------------------------------------
@@ -199,4 +204,21 @@ class Recorder:
             "messages_per_server_time": sum(messages) / (self.servers * span) if span > 0 else nan,
             "blocked_fraction": self.blocked / self.jobs,
             "sim_time": span,
+            **(self.occupancy.metrics() if self.occupancy is not None
+               else dict.fromkeys(OCCUPANCY_METRICS, nan)),
         }
+
+    def arrays(self) -> dict[str, Any]:
+        """The per-replication distributions (JSON-ready): see `emulator.profiles`.
+
+        ``response_bins``: ``[[bin, count], ...]`` of the non-empty bins of the
+        response-time sketch; with an observer, also ``occupancy`` (s_i by i) and
+        ``total_jobs``: ``[first, [P(total = first), P(total = first + 1), ...]]``.
+        """
+        self.responses.flush()
+        bins = np.flatnonzero(self.responses.counts)
+        arrays: dict[str, Any] = {"response_bins": [[int(b), int(self.responses.counts[b])] for b in bins]}
+        if self.occupancy is not None:
+            arrays["occupancy"] = self.occupancy.fractions()
+            arrays["total_jobs"] = list(self.occupancy.total_distribution())
+        return arrays

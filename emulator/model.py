@@ -20,6 +20,7 @@ from .dispatcher import Dispatcher
 from .job import Job
 from .limits import can_be_unstable, check_oblivious
 from .metrics import Recorder
+from .occupancy import Occupancy
 from .policies import REGISTRY
 from .policies.base import Policy
 from .server import SERVERS, Server
@@ -74,6 +75,10 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     else:
         server_class = SERVERS[system.discipline]
         servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
+    if scenario.run.occupancy:
+        recorder.occupancy = Occupancy(system.servers, 1.0 - point.load)
+        for server in servers:
+            server.observer = recorder.occupancy
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate)
     model.policy = REGISTRY[policy.name](model, policy.params)

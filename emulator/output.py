@@ -40,7 +40,9 @@ def write_scenario(out: Path, scenario: Any) -> None:
 def write_results(out: Path, results: Any) -> None:
     """Write the result files of docs/results.md into ``out`` (created if needed).
 
-    `RunError` if one cannot be written (e.g. the disk is full): the store keeps the results.
+    ``occupancy.csv``, ``total_jobs.csv`` and ``response_cdf.csv`` (`emulator.profiles`)
+    are written when they have rows. `RunError` if one cannot be written (e.g. the disk
+    is full): the store keeps the results.
     """
     from .errors import RunError
 
@@ -52,6 +54,11 @@ def write_results(out: Path, results: Any) -> None:
         results.runs.to_csv(path, index=False)
         path = out / "summary.csv"
         results.summary.to_csv(path, index=False)
+        for name in ("occupancy", "total_jobs", "response_cdf"):
+            frame = getattr(results, name, None)
+            if frame is not None and not frame.empty:
+                path = out / f"{name}.csv"
+                frame.to_csv(path, index=False)
     except OSError as exc:
         raise RunError(f"cannot write '{path}' ({exc.strerror or exc}); the finished tasks are stored in "
                        f"'{out}': make the file writable and run the same command to write it") from None

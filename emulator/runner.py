@@ -50,11 +50,13 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
     from .results import identity
 
     started = time.perf_counter()
-    metrics = build_model(task.point, task.policy, task.seed).run(progress)
+    model = build_model(task.point, task.policy, task.seed)
+    metrics = model.run(progress)
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
     row.update(metrics)
     row["wall_seconds"] = time.perf_counter() - started
+    row.update(model.recorder.arrays())
     return row
 
 

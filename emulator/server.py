@@ -3,7 +3,8 @@
 A server knows nothing of policies. A policy's server side attaches two hooks:
 ``on_arrive(server, job)`` after every job that reaches the server (accepted or
 blocked, ``job.blocked`` tells) and ``on_depart(server)`` after every departure;
-``length`` is already updated when they run.
+``length`` is already updated when they run. At the same moments, whenever the
+length changes, the server tells its ``observer`` (an `Occupancy`, if any).
 
 Hot path: ``env._now`` rather than the ``env.now`` property (same value; the
 property costs a Python call, and these lines run several times per job).
@@ -20,6 +21,7 @@ from simpy.events import NORMAL, Timeout
 
 from .job import Job
 from .metrics import Recorder
+from .occupancy import Occupancy
 
 
 class Server:
@@ -38,6 +40,7 @@ class Server:
         self.length = 0  # jobs here: in service plus waiting
         self.on_arrive: Callable[[Server, Job], None] | None = None
         self.on_depart: Callable[[Server], None] | None = None
+        self.observer: Occupancy | None = None  # told of every length change
 
     def accept(self, job: Job) -> None:
         raise NotImplementedError
@@ -92,6 +95,8 @@ class FifoServer(Server):
         self.queue.append(job)
         self.length += 1
         self.recorder.enter(now)
+        if self.observer is not None:
+            self.observer.arrive(self.length, now)
         if self._wake is not None:  # idle: service starts now and the process wakes at its end
             wake, self._wake = self._wake, None
             job.start = now
@@ -114,6 +119,8 @@ class FifoServer(Server):
             job = queue.popleft()
             self.length -= 1
             recorder.leave(job, env._now)
+            if self.observer is not None:
+                self.observer.depart(self.length, env._now)
             if self.on_depart is not None:
                 self.on_depart(self)
 
@@ -137,6 +144,8 @@ class PoolServer(Server):
         job.server = self.id
         self.length += 1
         self.recorder.enter(now)
+        if self.observer is not None:
+            self.observer.arrive(self.length, now)
         Timeout(self.env, job.size * self.inv_speed).callbacks.append(
             lambda _event: self._complete(job))
         if self.on_arrive is not None:
@@ -145,6 +154,8 @@ class PoolServer(Server):
     def _complete(self, job: Job) -> None:
         self.length -= 1
         self.recorder.leave(job, self.env.now)
+        if self.observer is not None:
+            self.observer.depart(self.length, self.env.now)
         if self.on_depart is not None:
             self.on_depart(self)
 

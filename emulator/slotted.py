@@ -73,6 +73,8 @@ class SlottedServer(Server):
         self.length += 1
         self.recorder.enter(now)
         self.busy.add(self.id)
+        if self.observer is not None:
+            self.observer.arrive(self.length, now)
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 
@@ -88,6 +90,8 @@ class SlottedServer(Server):
             job.start = start
             self.length -= 1
             self.recorder.leave(job, end)
+            if self.observer is not None:
+                self.observer.depart(self.length, end)
             if self.on_depart is not None:
                 self.on_depart(self)
         if not queue:

@@ -10,7 +10,7 @@ import emulator
 
 SCENARIOS = sorted((Path(__file__).resolve().parent.parent / "scenarios").glob("*.yaml"))
 REPRODUCTIONS = ["supermarket", "threshold", "jbt_zhou", "pools_mukherjee", "heavy_traffic", "jbt_zhou2017",
-                  "jbt_zhou2017_period"]
+                  "jbt_zhou2017_period", "many_server_heavy_traffic", "power_of_d_pools"]
 
 
 def test_scenarios_found() -> None:
@@ -47,3 +47,17 @@ def test_expressions_resolve_per_point() -> None:
     heavy = emulator.load_scenario(next(p for p in SCENARIOS if p.stem == "heavy_traffic"))
     loads = {point.servers: point.load for point in heavy.points()}
     assert loads[100] == pytest.approx(0.9) and loads[1000] == pytest.approx(1 - 1000 ** -0.5)
+
+
+def test_occupancy_scenarios_resolve() -> None:
+    pools = emulator.load_scenario(next(p for p in SCENARIOS if p.stem == "power_of_d_pools"))
+    d = {(point.servers, policy.label): policy.d for point in pools.points() for policy in point.policies}
+    assert d[(10000, "JSQ(√N log N)")] == 922 and d[(10000, "JSQ(√N)")] == 100 and d[(100, "JSQ(log N)")] == 5
+    loads = {(point.servers, point.values["workload.load"]): point.load for point in pools.points()}
+    assert loads[(10000, "1 - 1/sqrt(N)")] == pytest.approx(0.99)  # λ(N) = N - β√N with β = 1
+    assert loads[(100, "1 - 0.5/sqrt(N)")] == pytest.approx(0.95)
+    assert all(point.scenario.run.occupancy for point in pools.points())
+
+    heavy = emulator.load_scenario(next(p for p in SCENARIOS if p.stem == "many_server_heavy_traffic"))
+    loads = {(point.servers, point.values["workload.load"]): point.load for point in heavy.points()}
+    assert loads[(20, "1 - N**-1.5")] == pytest.approx(1 - 20**-1.5) and loads[(10, 0.99)] == 0.99

@@ -1,0 +1,111 @@
+"""Figures of the queue-length distribution: ``occupancy.png`` and, for server pools, ``halfin_whitt.png``.
+
+`plot_folder` in `analysis.plots` calls `plot_occupancy` when the folder holds
+``occupancy.csv``.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from .occupancy import policies_of, scaled_deviations, theory_tail
+
+DPI = 110
+PANELS_MAX = 24  # points drawn; more would make an unreadable figure
+
+
+def _describe(frame: pd.DataFrame, keys: list[str]) -> str:
+    row = frame.iloc[0]
+    return ", ".join(f"{key.split('.')[-1]}={row[key]}" for key in keys) or f"point {row['point']}"
+
+
+def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
+    """Write ``occupancy.png`` (and ``halfin_whitt.png`` for pools) into ``folder``; return their paths.
+
+    ``occupancy.png``: one panel per sweep point; the fraction of servers (pools)
+    with at least i jobs against i on a log scale, one line per policy with its
+    95% CI, and dashed in the same colour the theory curve where there is one
+    (`analysis.occupancy.theory_tail`). ``halfin_whitt.png``: √N (q_i - q_i^fluid)
+    per point and policy (`analysis.occupancy.scaled_deviations`).
+    """
+    import seaborn as sns
+    from matplotlib.figure import Figure
+
+    folder = Path(folder)
+    occupancy = pd.read_csv(folder / "occupancy.csv")
+    if occupancy.empty:
+        return []
+    keys = [c for c in occupancy.columns if c not in ("point", "policy", "i", "fraction", "fraction_ci95")]
+    info = policies_of(folder)
+    policies = list(dict.fromkeys(occupancy["policy"]))
+    colours = dict(zip(policies, sns.color_palette("colorblind", max(len(policies), 1)), strict=False))
+    points = list(dict.fromkeys(occupancy["point"]))[:PANELS_MAX]
+    ncols = min(3, len(points))
+    nrows = math.ceil(len(points) / ncols)
+    paths = []
+    with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
+        fig = Figure(figsize=(4.6 * ncols + 1.6, 3.6 * nrows + 0.8), dpi=DPI, layout="constrained")
+        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+        for ax, point in zip(axes, points, strict=False):
+            here = occupancy[(occupancy["point"] == point) & (occupancy["i"] >= 1) & (occupancy["fraction"] > 0)]
+            for policy in policies:
+                rows = here[here["policy"] == policy]
+                if rows.empty:
+                    continue
+                # On a log scale a lower bar below 0 would fall off the axis: stop it at 1/10 of the value.
+                lower = rows["fraction_ci95"].clip(upper=0.9 * rows["fraction"])
+                ax.errorbar(rows["i"], rows["fraction"], yerr=[lower, rows["fraction_ci95"]],
+                            color=colours[policy], marker="o", markersize=3, capsize=2, label=policy)
+                curve = theory_tail(info[point, policy]) if (point, policy) in info else None
+                if curve is not None:
+                    values, name = curve
+                    top = int(rows["i"].max()) + 1
+                    i = [k for k in range(1, min(len(values), top + 1)) if values[k] > 0]
+                    ax.plot(i, [values[k] for k in i], linestyle="--", color=colours[policy], linewidth=1,
+                            label=f"{policy}: {name}")
+            ax.set_yscale("log")
+            if not here.empty:
+                ax.set_ylim(bottom=max(float(here["fraction"].min()) / 10, 1e-9))
+            ax.set_xlabel("i")
+            ax.set_ylabel("fraction with ≥ i jobs")
+            ax.set_title(_describe(occupancy[occupancy["point"] == point], keys), fontsize=9)
+            ax.legend(fontsize=7)
+        for ax in axes[len(points):]:
+            ax.set_visible(False)
+        fig.suptitle("Queue-length tails: simulated (95% CI), theory dashed")
+        paths.append(folder / "occupancy.png")
+        fig.savefig(paths[-1], dpi=DPI)
+        deviations = scaled_deviations(occupancy, summary)
+        if not deviations.empty:
+            paths.append(_halfin_whitt(deviations, keys, colours, folder))
+    return paths
+
+
+def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, object], folder: Path) -> Path:
+    from matplotlib.figure import Figure
+
+    deviations = deviations[deviations["i"] <= deviations.groupby("point")["i"].transform("min") + 3]
+    points = list(dict.fromkeys(deviations["point"]))[:PANELS_MAX]
+    ncols = min(3, len(points))
+    nrows = math.ceil(len(points) / ncols)
+    fig = Figure(figsize=(4.6 * ncols + 1.6, 3.6 * nrows + 0.8), dpi=DPI, layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for ax, point in zip(axes, points, strict=False):
+        here = deviations[deviations["point"] == point]
+        for policy, rows in here.groupby("policy", sort=False):
+            ax.errorbar(rows["i"], rows["deviation"], yerr=rows["deviation_ci95"], color=colours.get(policy),
+                        marker="o", markersize=3, capsize=2, label=policy)
+        ax.axhline(0.0, color="black", linewidth=0.8)
+        ax.set_xlabel("i")
+        ax.set_ylabel("√N (q_i − q_i JSQ fluid)")
+        ax.set_title(_describe(here, keys), fontsize=9)
+        ax.legend(fontsize=7)
+    for ax in axes[len(points):]:
+        ax.set_visible(False)
+    fig.suptitle("Occupancies on the diffusion scale: deviation from JSQ's fluid point (95% CI)")
+    path = folder / "halfin_whitt.png"
+    fig.savefig(path, dpi=DPI)
+    return path

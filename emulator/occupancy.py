@@ -1,0 +1,200 @@
+"""The servers' lengths, streamed: occupancy fractions, total jobs and the spread of the lengths.
+
+The servers call `Occupancy.arrive` and `Occupancy.depart` whenever a length
+changes (the moments the policies' hooks see). Each call is O(1): it moves one
+server between two length classes and integrates over time, lazily, only the
+two counts that change, plus the total number of jobs and the spread
+``max_k Q_k - min_k Q_k``. Memory grows with the longest queue and the largest
+total seen, never with the number of jobs. The exact definitions are in
+``docs/occupancy.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+OCCUPANCY_METRICS: tuple[str, ...] = (
+    "mean_spread", "mean_scaled_total", "ks_exponential_theory", "ks_exponential_fitted")
+"""Scalar metrics of one replication computed here (columns of runs.csv and summary.csv)."""
+
+THEORY_MEAN = 1.0
+"""The mean of the heavy-traffic exponential limit of ε × total jobs (Poisson arrivals, exp(1) service)."""
+
+
+class Occupancy:
+    """Counts of servers at each length and their time integrals, over the measurement window.
+
+    Parameters
+    ----------
+    servers : int
+        N; every server starts empty.
+    epsilon : float
+        ``1 - load``: the scale of the heavy-traffic statistics (NaN metrics if <= 0).
+    """
+
+    __slots__ = ("servers", "epsilon", "count", "since", "area", "total", "total_area", "high", "high_since",
+                 "high_area", "low", "low_since", "low_area", "last", "window")
+
+    def __init__(self, servers: int, epsilon: float) -> None:
+        self.servers = servers
+        self.epsilon = epsilon
+        self.count = [servers]  # count[k]: servers holding k jobs
+        self.since = [0.0]  # when count[k] last changed
+        self.area = [0.0]  # integral of count[k] over time, up to since[k]
+        self.total = 0  # jobs at the servers
+        self.total_area = [0.0]  # total_area[n]: time spent with total == n, up to last
+        self.high = 0  # the longest length (max_k Q_k)
+        self.high_since = 0.0
+        self.high_area = 0.0  # integral of high, up to high_since
+        self.low = 0  # the shortest length (min_k Q_k)
+        self.low_since = 0.0
+        self.low_area = 0.0  # integral of low, up to low_since
+        self.last = 0.0
+        self.window: list[tuple[float, list[float], list[float], float]] = []
+
+    def arrive(self, length: int, now: float) -> None:
+        """A server went from ``length - 1`` to ``length`` jobs at time ``now``."""
+        total = self.total
+        total_area = self.total_area
+        total_area[total] += now - self.last
+        self.last = now
+        total += 1
+        self.total = total
+        if total == len(total_area):
+            total_area.append(0.0)
+        count, since, area = self.count, self.since, self.area
+        k = length - 1
+        area[k] += count[k] * (now - since[k])
+        since[k] = now
+        count[k] -= 1
+        if length == len(count):
+            count.append(1)
+            since.append(now)
+            area.append(0.0)
+        else:
+            area[length] += count[length] * (now - since[length])
+            since[length] = now
+            count[length] += 1
+        if length > self.high:
+            self._move_high(length, now)
+        if k == self.low and not count[k]:  # the server left the shortest class, now empty
+            self._move_low(length, now)
+
+    def depart(self, length: int, now: float) -> None:
+        """A server went from ``length + 1`` to ``length`` jobs at time ``now``."""
+        total = self.total
+        self.total_area[total] += now - self.last
+        self.last = now
+        self.total = total - 1
+        count, since, area = self.count, self.since, self.area
+        k = length + 1
+        area[k] += count[k] * (now - since[k])
+        since[k] = now
+        count[k] -= 1
+        area[length] += count[length] * (now - since[length])
+        since[length] = now
+        count[length] += 1
+        if k == self.high and not count[k]:  # the server left the longest class, now empty
+            self._move_high(length, now)
+        if length < self.low:
+            self._move_low(length, now)
+
+    # The spread's integral is that of high minus that of low; each changes rarely,
+    # so it is integrated only when it changes.
+    def _move_high(self, high: int, now: float) -> None:
+        self.high_area += self.high * (now - self.high_since)
+        self.high_since = now
+        self.high = high
+
+    def _move_low(self, low: int, now: float) -> None:
+        self.low_area += self.low * (now - self.low_since)
+        self.low_since = now
+        self.low = low
+
+    def edge(self, now: float) -> None:
+        """The measurement window opens or closes now: bring every integral up to ``now`` and keep it."""
+        count, since, area = self.count, self.since, self.area
+        for k in range(len(count)):
+            area[k] += count[k] * (now - since[k])
+            since[k] = now
+        self.total_area[self.total] += now - self.last
+        self.last = now
+        self._move_high(self.high, now)
+        self._move_low(self.low, now)
+        self.window.append((now, list(area), list(self.total_area), self.high_area - self.low_area))
+
+    # -- results ---------------------------------------------------------------------
+    def _differences(self) -> tuple[float, np.ndarray, np.ndarray, float]:
+        (t0, area0, total0, spread0), (t1, area1, total1, spread1) = self.window
+        by_length = np.asarray(area1) - np.pad(area0, (0, len(area1) - len(area0)))
+        by_total = np.asarray(total1) - np.pad(total0, (0, len(total1) - len(total0)))
+        return t1 - t0, by_length, by_total, spread1 - spread0
+
+    def fractions(self) -> list[float]:
+        """s_i, i = 0 .. the longest length held in the window: time-average fraction of servers with >= i jobs."""
+        span, by_length, _, _ = self._differences()
+        if span <= 0:
+            return []
+        held = np.flatnonzero(by_length > 0)
+        top = int(held[-1]) if len(held) else 0
+        tail = np.cumsum(by_length[: top + 1][::-1])[::-1]
+        return (tail / (self.servers * span)).tolist()
+
+    def total_distribution(self) -> tuple[int, list[float]]:
+        """``(first, p)``: the time-weighted distribution of the total, ``p[j] = P(total = first + j)``."""
+        span, _, by_total, _ = self._differences()
+        held = np.flatnonzero(by_total > 0)
+        if span <= 0 or not len(held):
+            return 0, []
+        first, last = int(held[0]), int(held[-1])
+        return first, (by_total[first: last + 1] / span).tolist()
+
+    def metrics(self) -> dict[str, float]:
+        """`OCCUPANCY_METRICS` of this replication."""
+        span, _, by_total, spread = self._differences()
+        nan = math.nan
+        if span <= 0:
+            return dict.fromkeys(OCCUPANCY_METRICS, nan)
+        p = by_total / span
+        eps = self.epsilon
+        scaled = eps * float(np.arange(len(p)) @ p) if eps > 0 else nan
+        return {
+            "mean_spread": spread / span,
+            "mean_scaled_total": scaled,
+            "ks_exponential_theory": ks_exponential(p, eps, THEORY_MEAN) if eps > 0 else nan,
+            "ks_exponential_fitted": ks_exponential(p, eps, scaled) if eps > 0 and scaled > 0 else nan,
+        }
+
+
+def ks_exponential(p: Any, scale: float, mean: float) -> float:
+    """Kolmogorov-Smirnov distance between ``scale × T`` and the exponential law of mean ``mean``.
+
+    ``T`` takes the value n with probability ``p[n]`` (n = 0, 1, ...). The
+    distribution function F of ``scale × T`` is a step function with jumps at
+    ``x_n = scale × n``; the exponential's G is continuous and increasing, so
+    ``sup_x |F(x) - G(x)|`` is reached at a jump, from one side or the other:
+    ``max_n max(|F(x_n) - G(x_n)|, |F(x_n-) - G(x_n)|)``, with
+    ``F(x_n) = p[0] + ... + p[n]`` and ``F(x_n-) = F(x_{n-1})`` (0 for n = 0).
+    Past the last jump F = 1 and ``1 - G`` falls, so nothing larger lies there.
+
+    Examples
+    --------
+    A geometric T, ``p[n] = (1 - r) r^n``, against the exponential of mean
+    ``-scale / ln r``: then ``G(x_n) = 1 - r^n = F(x_n-)``, so the distance is
+    the largest jump, ``p[0] = 1 - r``.
+
+    >>> r = 0.9
+    >>> p = (1 - r) * r ** np.arange(400)
+    >>> round(ks_exponential(p, 0.1, -0.1 / math.log(r)), 12)
+    0.1
+    """
+    p = np.asarray(p, dtype=float)
+    if not len(p):
+        return math.nan
+    after = np.cumsum(p)
+    before = np.concatenate(([0.0], after[:-1]))
+    g = -np.expm1(-scale * np.arange(len(p)) / mean)
+    return float(max(np.max(np.abs(after - g)), np.max(np.abs(before - g))))
