@@ -19,13 +19,15 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | None = None,
-             allow_unstable: bool = False, label: str | None = None, **params: Any) -> dict[str, Any]:
+             allow_unstable: bool = False, label: str | None = None, engine: str = "auto",
+             **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
     ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
     ``{"kind": "erlang", "mean": 1, "k": 4}``) or just a kind; the policy's own
     parameters (``d``, ``period``, ``threshold``, ``replace``, ...) are keywords.
     ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
+    ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``.
 
     Examples
     --------
@@ -38,7 +40,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         entry["label"] = label
     data: dict[str, Any] = {
         "name": "simulate", "seed": seed, "replications": 1, "allow_unstable": allow_unstable,
-        "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs},
+        "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs,
+                "engine": engine},
         "system": {"servers": servers, "dispatchers": dispatchers, "discipline": discipline,
                    "capacity": capacity, "speeds": speeds},
         "workload": {"load": load},
@@ -115,6 +118,7 @@ def run(scenario: Scenario | str | Path, *, workers: int | None = None, executor
         from .store import Store
 
         identity = scenario.to_dict()
+        identity["run"].pop("engine")  # both engines give the same rows: a folder resumes on either
         if scenario.workload.arrivals.kind == "trace":  # the results depend on the file's contents too
             import hashlib
 

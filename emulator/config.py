@@ -143,6 +143,9 @@ class NetworkConfig(Strict):
 class RunConfig(Strict):
     jobs: int = Field(50_000, ge=1, description="measured jobs per replication, after warm-up")
     warmup_jobs: int = Field(5_000, ge=0, description="jobs discarded before measuring")
+    engine: Literal["simpy", "compiled", "auto"] = Field(
+        "auto", description="simpy; compiled (the numba engine, where it supports the scenario, else simpy); "
+                            "auto: compiled for long enough runs it supports (the same results either way)")
 
 
 class PrecisionConfig(Strict):
