@@ -107,7 +107,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
 
     assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
     scenario = point.scenario
-    system, workload = scenario.system, scenario.workload
+    system = scenario.system
     n, dispatchers = system.servers, system.dispatchers
     speeds = system.speeds or (1.0,) * n
     params = policy.params
@@ -205,7 +205,8 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
             size_buf = next(sizes)
             iv[S.I_SIZE], iv[S.I_NSIZE] = 0, len(size_buf)
         elif status == S.NEED_SPLIT:
-            split_buf = next(split)  # type: ignore[call-overload]
+            assert split is not None
+            split_buf = next(split)
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
         elif status == S.NEED_JOBS:
             jobs.grow(iv)

@@ -136,9 +136,9 @@ def _source_choice_due(P: np.ndarray) -> bool:
 
 
 @njit(cache=True)
-def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,  # noqa: C901
+def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
              j_arrival, j_size, j_start, j_next, j_measured, h_time, h_id, h_code,
-             gaps, sizes, split, rng, ubuf, responses, ps, budget, start):  # type: ignore[no-untyped-def]
+             gaps, sizes, split, rng, ubuf, responses, ps, budget, start):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``start`` is true on the first call: replay the model's construction and the

@@ -26,9 +26,12 @@ from .state import (
     JBT,
     JIQ,
     JSQ,
+    P_D,
     P_IDLE,
     P_MEMORY,
+    P_N,
     P_PAIR,
+    P_POLICY,
     P_QUERY,
     P_RECHECK,
     P_REPLACE,
@@ -45,9 +48,6 @@ from .state import (
     ROUND_ROBIN,
     SQD,
     THRESHOLD,
-    P_D,
-    P_N,
-    P_POLICY,
     P_d,
 )
 
@@ -257,7 +257,7 @@ def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ra
 @njit(cache=True)
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray,
              rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray, dispatcher: int,
-             ps: tuple) -> tuple[int, bool]:  # type: ignore[type-arg]
+             ps: tuple) -> tuple[int, bool]:
     """The policy's dispatcher side: (server, taken from the dispatcher's list)."""
     rr, buckets, size, _position, _threshold, _listed, ids, where, count, weights, choice, picked, values = ps
     policy = P[P_POLICY]
@@ -276,7 +276,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 
 @njit(cache=True)
 def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
-              ubuf: np.ndarray, iv: np.ndarray, ps: tuple, sid: int, blocked: bool,  # type: ignore[type-arg]
+              ubuf: np.ndarray, iv: np.ndarray, ps: tuple, sid: int, blocked: bool,
               via_list: bool) -> None:
     """The server-side hook after a job reached server ``sid`` (accepted or blocked)."""
     _rr, buckets, size, position, threshold, listed, ids, where, count, _w, _c, _p, _v = ps
@@ -293,7 +293,7 @@ def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
 
 @njit(cache=True)
 def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
-              ubuf: np.ndarray, iv: np.ndarray, ps: tuple, sid: int) -> None:  # type: ignore[type-arg]
+              ubuf: np.ndarray, iv: np.ndarray, ps: tuple, sid: int) -> None:
     """The server-side hook after a departure from server ``sid``."""
     _rr, buckets, size, position, threshold, listed, ids, where, count, _w, choice, picked, values = ps
     policy = P[P_POLICY]
@@ -308,7 +308,7 @@ def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
 
 @njit(cache=True)
 def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
-               ubuf: np.ndarray, iv: np.ndarray, ps: tuple) -> None:  # type: ignore[type-arg]
+               ubuf: np.ndarray, iv: np.ndarray, ps: tuple) -> None:
     """What the policies' constructors do: JIQ's first tokens, JBT-d's first checks."""
     _rr, _b, _s, _p, threshold, listed, ids, where, count, _w, choice, picked, values = ps
     policy = P[P_POLICY]
