@@ -8,11 +8,34 @@ SimPy engine: `simpy.Environment`'s heap order, `emulator.streams.Uniforms`,
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .state import I_CHOICE, I_EID, I_HEAP, I_UPOS
 
 BATCH = 4096  # emulator.streams.BATCH (checked by the engine)
+
+# -- arrays without reference counting ----------------------------------------------------
+
+@intrinsic
+def _voidptr(typingctx, address):  # type: ignore[no-untyped-def]
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(address), codegen
+
+
+@njit(cache=True)
+def unmanaged(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that numba does not reference-count.
+
+    Numba counts references to an array at every call that passes it, with an
+    atomic increment and decrement each: with the kernel's dozens of arrays, that
+    cost ten times the rest of the per-job work. A view built from the raw pointer
+    has no owner to count; the caller keeps ``a`` alive for the whole call.
+    """
+    return carray(_voidptr(a.ctypes.data), a.shape, a.dtype)
+
 
 # -- the event heap -----------------------------------------------------------------------
 # SimPy orders events by (time, priority, id), ids in scheduling order. Every event the

@@ -189,12 +189,11 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     budget = 1 << 62 if progress is None else 2_000_000
     start = True
     while True:
-        ps = (rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
-              choice, picked, values)
         status = simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
                           h_time, h_id, h_code, gap_buf, size_buf, split_buf, policy_rng, ubuf,
-                          responses, ps, budget, start)
+                          responses, budget, start, rr, buckets, bucket_size, position, threshold,
+                          listed, ids, where, count, weights, choice, picked, values)
         start = False
         if status == S.DONE:
             break

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core import needs_choice, pop, push
+from .core import needs_choice, pop, push, unmanaged
 from .policies import dispatch, initialise, jbt_update, on_arrive, on_depart
 from .state import (
     ARRIVAL,
@@ -138,12 +138,29 @@ def _source_choice_due(P: np.ndarray) -> bool:
 @njit(cache=True)
 def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
              j_arrival, j_size, j_start, j_next, j_measured, h_time, h_id, h_code,
-             gaps, sizes, split, rng, ubuf, responses, ps, budget, start):
+             gaps, sizes, split, rng, ubuf, responses, budget, start,
+             rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
+             choice, picked, values):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``start`` is true on the first call: replay the model's construction and the
     URGENT process initialisations at time 0.
     """
+    # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
+    P, Q, iv, fv, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
+        unmanaged(counts), unmanaged(window)
+    length, inv_speed, head, tail = unmanaged(length), unmanaged(inv_speed), unmanaged(head), unmanaged(tail)
+    j_arrival, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_size), \
+        unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
+    h_time, h_id, h_code = unmanaged(h_time), unmanaged(h_id), unmanaged(h_code)
+    gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
+        unmanaged(ubuf), unmanaged(responses)
+    rr, buckets, bucket_size, position = unmanaged(rr), unmanaged(buckets), unmanaged(bucket_size), \
+        unmanaged(position)
+    threshold, listed, ids, where, count = unmanaged(threshold), unmanaged(listed), unmanaged(ids), \
+        unmanaged(where), unmanaged(count)
+    weights, choice, picked, values = unmanaged(weights), unmanaged(choice), unmanaged(picked), \
+        unmanaged(values)
     n_dispatchers = P[P_D]
     capacity = P[P_CAPACITY]
     pool = P[P_POOL] != 0
@@ -154,7 +171,8 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
     if start:
         # Policy constructors (JIQ's tokens, JBT-d's checks), then the processes' first
         # steps in creation order: servers (idle), JBT-d's timer, the source (its first gap).
-        initialise(P, counts, length, rng, ubuf, iv, ps)
+        initialise(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice,
+                   picked, values)
         if policy == JBT:
             push(h_time, h_id, h_code, iv, 0.0 + Q[Q_PERIOD], UPDATE)
         iv[I_SRC] = 2
@@ -187,14 +205,16 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                 if n_dispatchers > 1:
                     dispatcher = int(split[iv[I_SPLIT]] * n_dispatchers)
                     iv[I_SPLIT] += 1
-                sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, dispatcher, ps)
+                sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, dispatcher, rr, buckets,
+                                         bucket_size, ids, where, count, weights, choice, picked, values)
                 # Channel.transfer, then the server's accept.
                 iv[I_TRANSFERS] += 1
                 if capacity >= 0 and length[sid] >= capacity:
                     if measured:  # Recorder.block
                         iv[I_BLOCKED] += 1
                         iv[I_FINISHED] += 1
-                    on_arrive(P, counts, length, rng, ubuf, iv, ps, sid, True, via_list)
+                    on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                              listed, ids, where, count, sid, True, via_list)
                 else:
                     slot = iv[I_FREE]
                     iv[I_FREE] = j_next[slot]
@@ -220,7 +240,8 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                             j_start[slot] = now
                             push(h_time, h_id, h_code, iv, now + size * inv_speed[sid],
                                  SERVICE_END + 4 * sid)
-                    on_arrive(P, counts, length, rng, ubuf, iv, ps, sid, False, via_list)
+                    on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                              listed, ids, where, count, sid, False, via_list)
                 iv[I_SRC] = 2
             else:
                 if iv[I_GAP] >= iv[I_NGAP]:
@@ -268,7 +289,8 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
             _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
-            on_depart(P, counts, length, rng, ubuf, iv, ps, sid)
+            on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                      listed, ids, where, count, choice, picked, values, sid)
             following = head[sid]
             if following >= 0:
                 j_start[following] = now
@@ -281,7 +303,8 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
             _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
-            on_depart(P, counts, length, rng, ubuf, iv, ps, sid)
+            on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                      listed, ids, where, count, choice, picked, values, sid)
         else:
-            jbt_update(P, counts, length, rng, ubuf, iv, ps[4], ps[5], ps[6], ps[7], ps[8], ps[10], ps[11])
+            jbt_update(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice, picked)
             push(h_time, h_id, h_code, iv, now + Q[Q_PERIOD], UPDATE)

@@ -8,10 +8,9 @@ server. A dispatch function returns the chosen server (and, for the pull-based
 policies, whether it came from the dispatcher's list); the driver transfers the
 job and calls the server-side hooks (`on_arrive`, `on_depart`).
 
-``ps`` bundles the policies' arrays: (round-robin positions, JSQ's length buckets,
-bucket sizes and positions, JBT-d's thresholds and listed flags, the dispatchers'
-id lists (ids, where, count), the servers' weights, the rng.choice draw, and two
-scratch arrays).
+The policies' arrays are passed one by one, never bundled in a tuple: numba
+counts references to arrays taken out of a tuple, and those atomic counts
+would cost more than the rest of the per-job work.
 """
 
 from __future__ import annotations
@@ -257,9 +256,10 @@ def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ra
 @njit(cache=True)
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray,
              rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray, dispatcher: int,
-             ps: tuple) -> tuple[int, bool]:
+             rr: np.ndarray, buckets: np.ndarray, size: np.ndarray, ids: np.ndarray, where: np.ndarray,
+             count: np.ndarray, weights: np.ndarray, choice: np.ndarray, picked: np.ndarray,
+             values: np.ndarray) -> tuple[int, bool]:
     """The policy's dispatcher side: (server, taken from the dispatcher's list)."""
-    rr, buckets, size, _position, _threshold, _listed, ids, where, count, weights, choice, picked, values = ps
     policy = P[P_POLICY]
     if policy == RANDOM:
         return random_dispatch(P, rng, ubuf, iv), False
@@ -276,10 +276,10 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 
 @njit(cache=True)
 def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
-              ubuf: np.ndarray, iv: np.ndarray, ps: tuple, sid: int, blocked: bool,
-              via_list: bool) -> None:
+              ubuf: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
+              position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, ids: np.ndarray,
+              where: np.ndarray, count: np.ndarray, sid: int, blocked: bool, via_list: bool) -> None:
     """The server-side hook after a job reached server ``sid`` (accepted or blocked)."""
-    _rr, buckets, size, position, threshold, listed, ids, where, count, _w, _c, _p, _v = ps
     policy = P[P_POLICY]
     if policy == JSQ:
         if not blocked:
@@ -293,9 +293,11 @@ def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
 
 @njit(cache=True)
 def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
-              ubuf: np.ndarray, iv: np.ndarray, ps: tuple, sid: int) -> None:
+              ubuf: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
+              position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, ids: np.ndarray,
+              where: np.ndarray, count: np.ndarray, choice: np.ndarray, picked: np.ndarray,
+              values: np.ndarray, sid: int) -> None:
     """The server-side hook after a departure from server ``sid``."""
-    _rr, buckets, size, position, threshold, listed, ids, where, count, _w, choice, picked, values = ps
     policy = P[P_POLICY]
     if policy == JSQ:
         jsq_departed(length, iv, buckets, size, position, sid)
@@ -308,9 +310,10 @@ def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
 
 @njit(cache=True)
 def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
-               ubuf: np.ndarray, iv: np.ndarray, ps: tuple) -> None:
+               ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
+               ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
+               picked: np.ndarray, values: np.ndarray) -> None:
     """What the policies' constructors do: JIQ's first tokens, JBT-d's first checks."""
-    _rr, _b, _s, _p, threshold, listed, ids, where, count, _w, choice, picked, values = ps
     policy = P[P_POLICY]
     for sid in range(P[P_N]):
         if policy == JIQ:
