@@ -55,10 +55,14 @@ class QuantileSketch:
     def flush(self) -> None:
         if not self.buffer:
             return
-        values = np.maximum(np.asarray(self.buffer), self.LOW)
+        self.fold(np.asarray(self.buffer))
+        self.buffer.clear()
+
+    def fold(self, values: np.ndarray) -> None:
+        """Bin an array of values at once (the compiled engine hands its batches here)."""
+        values = np.maximum(values, self.LOW)
         index = np.floor(np.log(values / self.LOW) / math.log(self.RATIO)).astype(np.int64)
         self.counts += np.bincount(np.clip(index, 0, self.BINS - 1), minlength=self.BINS)
-        self.buffer.clear()
 
     def quantile(self, q: float) -> float:
         """The q-quantile (the value of rank ceil(q n)), as the bin's geometric centre."""

@@ -7,6 +7,8 @@ SimPy engine: `simpy.Environment`'s heap order, `emulator.streams.Uniforms`,
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numba import carray, njit, types
 from numba.core import cgutils
@@ -18,14 +20,16 @@ BATCH = 4096  # emulator.streams.BATCH (checked by the engine)
 
 # -- arrays without reference counting ----------------------------------------------------
 
-@intrinsic
-def _voidptr(typingctx, address):  # type: ignore[no-untyped-def]
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+def _voidptr_typer(typingctx: Any, address: Any) -> Any:
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
         return builder.inttoptr(args[0], cgutils.voidptr_t)
     return types.voidptr(address), codegen
 
 
-@njit(cache=True)
+_voidptr: Any = intrinsic(_voidptr_typer)  # an integer address as a void pointer
+
+
+@njit(cache=True, inline="always")
 def unmanaged(a: np.ndarray) -> np.ndarray:
     """A view of ``a`` that numba does not reference-count.
 
@@ -48,7 +52,7 @@ def _before(t1: float, e1: int, t2: float, e2: int) -> bool:
     return t1 < t2 or (t1 == t2 and e1 < e2)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def push(h_time: np.ndarray, h_id: np.ndarray, h_code: np.ndarray, iv: np.ndarray,
          t: float, code: int) -> None:
     """Schedule event ``code`` at time ``t`` with the next id."""
@@ -70,7 +74,7 @@ def push(h_time: np.ndarray, h_id: np.ndarray, h_code: np.ndarray, iv: np.ndarra
     h_code[i] = code
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pop(h_time: np.ndarray, h_id: np.ndarray, h_code: np.ndarray, iv: np.ndarray) -> None:
     """Remove the first event (read it from index 0 before)."""
     size = iv[I_HEAP] - 1
@@ -100,24 +104,32 @@ def pop(h_time: np.ndarray, h_id: np.ndarray, h_code: np.ndarray, iv: np.ndarray
 
 # -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --
 
-@njit(cache=True)
-def uniform(rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray) -> float:
+@njit(cache=True, inline="always")
+def uniform(rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> float:
+    """The next draw of `Uniforms`; ``rng`` is the policy generator's (next_double, state address).
+
+    ``rng.random(BATCH)`` is ``next_double(state)`` BATCH times: the same bits, drawn
+    through the bit generator's C interface, as numpy's own `Generator.random` does.
+    """
     pos = iv[I_UPOS]
     if pos == BATCH:
-        ubuf[:] = rng.random(BATCH)
+        next_double, address = rng
+        state = _voidptr(address)
+        for i in range(BATCH):
+            ubuf[i] = next_double(state)
         pos = 0
     iv[I_UPOS] = pos + 1
     return ubuf[pos]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def needs_choice(n: int, k: int, replace: bool) -> bool:
     """Whether ``Uniforms.sample(n, k, replace)`` falls back to ``rng.choice``."""
     return not replace and k != 2 and 4 * k > n
 
 
-@njit(cache=True)
-def sample(rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
+@njit(cache=True, inline="always")
+def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
            replace: bool, out: np.ndarray, choice: np.ndarray) -> None:
     """``Uniforms.sample(n, k, replace)`` into ``out[:k]``; the rng.choice case reads ``choice``."""
     if replace:
@@ -148,8 +160,8 @@ def sample(rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray, n: int, k
     iv[I_CHOICE] = 0
 
 
-@njit(cache=True)
-def shortest(values: np.ndarray, k: int, rng: np.random.Generator, ubuf: np.ndarray,
+@njit(cache=True, inline="always")
+def shortest(values: np.ndarray, k: int, rng: tuple, ubuf: np.ndarray,
              iv: np.ndarray) -> int:
     """`emulator.policies.base.shortest` over ``values[:k]``: reservoir sampling over ties."""
     best = 0
@@ -168,7 +180,7 @@ def shortest(values: np.ndarray, k: int, rng: np.random.Generator, ubuf: np.ndar
 
 # -- IdList: row ``d`` of ``ids``/``where`` is dispatcher d's list ----------------------
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def id_add(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, sid: int) -> None:
     if where[d, sid] < 0:
         where[d, sid] = count[d]
@@ -176,7 +188,7 @@ def id_add(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, sid: i
         count[d] += 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def id_take(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, i: int) -> int:
     sid = ids[d, i]
     last = ids[d, count[d] - 1]
@@ -188,7 +200,7 @@ def id_take(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, i: in
     return sid
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def id_clear(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int) -> None:
     for j in range(count[d]):
         where[d, ids[d, j]] = -1

@@ -155,6 +155,8 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     iv[S.I_HEAP_CAP] = heap_cap
 
     policy_rng = generator(seed, "policy")
+    interface = policy_rng.bit_generator.ctypes  # the kernel draws through it: `core.uniform`
+    bitgen = (interface.next_double, interface.state_address)
     ubuf = np.zeros(BATCH)
     responses = np.zeros(QuantileSketch.FLUSH)
     sketch = QuantileSketch()
@@ -191,7 +193,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     while True:
         status = simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
-                          h_time, h_id, h_code, gap_buf, size_buf, split_buf, policy_rng, ubuf,
+                          h_time, h_id, h_code, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,
                           listed, ids, where, count, weights, choice, picked, values)
         start = False
@@ -232,9 +234,9 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
 
 
 def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int) -> None:
-    """Bin ``responses[:n]`` as one `QuantileSketch.flush` of the SimPy engine's buffer."""
-    sketch.buffer = responses[:n].tolist()
-    sketch.flush()
+    """Bin ``responses[:n]``, the batch the SimPy engine's sketch would flush at this point."""
+    if n:
+        sketch.fold(responses[:n].copy())
 
 
 def _metrics(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,

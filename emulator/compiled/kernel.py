@@ -109,7 +109,7 @@ def _edge(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray
     iv[I_EDGES] = edge + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
            start: float, measured: bool) -> None:
     """`Recorder.leave` (at_server is the arrival time: no latency)."""

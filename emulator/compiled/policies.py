@@ -51,15 +51,15 @@ from .state import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _round_trips(P: np.ndarray, counts: np.ndarray, n: int) -> None:
     """`Channel.count_round_trips`."""
     counts[P[P_QUERY]] += n
     counts[P[P_REPLY]] += n
 
 
-@njit(cache=True)
-def random_dispatcher(P: np.ndarray, rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray) -> int:
+@njit(cache=True, inline="always")
+def random_dispatcher(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> int:
     """`ListPolicy.random_dispatcher`."""
     dispatchers = P[P_D]
     return 0 if dispatchers == 1 else int(uniform(rng, ubuf, iv) * dispatchers)
@@ -67,14 +67,14 @@ def random_dispatcher(P: np.ndarray, rng: np.random.Generator, ubuf: np.ndarray,
 
 # -- Random ---------------------------------------------------------------------------------
 
-@njit(cache=True)
-def random_dispatch(P: np.ndarray, rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray) -> int:
+@njit(cache=True, inline="always")
+def random_dispatch(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> int:
     return int(uniform(rng, ubuf, iv) * P[P_N])
 
 
 # -- Round robin -----------------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def round_robin_dispatch(P: np.ndarray, rr: np.ndarray, dispatcher: int) -> int:
     position = rr[dispatcher]
     rr[dispatcher] = position + 1 if position + 1 < P[P_N] else 0
@@ -83,7 +83,7 @@ def round_robin_dispatch(P: np.ndarray, rr: np.ndarray, dispatcher: int) -> int:
 
 # -- JSQ: LengthIndex ----------------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _jsq_move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.ndarray,
               sid: int, old: int, new: int) -> None:
     i = position[sid]
@@ -99,8 +99,8 @@ def _jsq_move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: n
     size[new] += 1
 
 
-@njit(cache=True)
-def jsq_dispatch(P: np.ndarray, counts: np.ndarray, rng: np.random.Generator, ubuf: np.ndarray,
+@njit(cache=True, inline="always")
+def jsq_dispatch(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray,
                  iv: np.ndarray, buckets: np.ndarray, size: np.ndarray) -> int:
     _round_trips(P, counts, P[P_N])
     u = uniform(rng, ubuf, iv)
@@ -108,7 +108,7 @@ def jsq_dispatch(P: np.ndarray, counts: np.ndarray, rng: np.random.Generator, ub
     return buckets[low, int(u * size[low])]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def jsq_arrived(length: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
                 position: np.ndarray, sid: int) -> None:
     new = length[sid]
@@ -118,7 +118,7 @@ def jsq_arrived(length: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: n
         iv[I_LOW] = new
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def jsq_departed(length: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
                  position: np.ndarray, sid: int) -> None:
     new = length[sid]
@@ -129,8 +129,8 @@ def jsq_departed(length: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: 
 
 # -- SQ(d) -------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def sqd_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def sqd_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                  ubuf: np.ndarray, iv: np.ndarray, choice: np.ndarray, picked: np.ndarray,
                  values: np.ndarray) -> int:
     n = P[P_N]
@@ -153,8 +153,8 @@ def sqd_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.
 
 # -- Threshold ---------------------------------------------------------------------------------
 
-@njit(cache=True)
-def threshold_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def threshold_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                        ubuf: np.ndarray, iv: np.ndarray, choice: np.ndarray, picked: np.ndarray) -> int:
     d = P[P_d]
     sample(rng, ubuf, iv, P[P_N], d, P[P_REPLACE] != 0, picked, choice)
@@ -168,8 +168,8 @@ def threshold_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rn
 
 # -- the pull-based policies' dispatcher side (ListPolicy) -----------------------------------
 
-@njit(cache=True)
-def list_dispatch(P: np.ndarray, Q: np.ndarray, rng: np.random.Generator, ubuf: np.ndarray,
+@njit(cache=True, inline="always")
+def list_dispatch(P: np.ndarray, Q: np.ndarray, rng: tuple, ubuf: np.ndarray,
                   iv: np.ndarray, dispatcher: int, ids: np.ndarray, where: np.ndarray,
                   count: np.ndarray, weights: np.ndarray) -> tuple[int, bool]:
     listed = count[dispatcher]
@@ -186,8 +186,8 @@ def list_dispatch(P: np.ndarray, Q: np.ndarray, rng: np.random.Generator, ubuf: 
 
 # -- JIQ: idle tokens ---------------------------------------------------------------------------
 
-@njit(cache=True)
-def jiq_token(P: np.ndarray, counts: np.ndarray, rng: np.random.Generator, ubuf: np.ndarray,
+@njit(cache=True, inline="always")
+def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray,
               iv: np.ndarray, ids: np.ndarray, where: np.ndarray, count: np.ndarray,
               choice: np.ndarray, picked: np.ndarray, values: np.ndarray, sid: int) -> None:
     """`JIQPolicy._send_token` and `_token`."""
@@ -209,8 +209,8 @@ def jiq_token(P: np.ndarray, counts: np.ndarray, rng: np.random.Generator, ubuf:
 
 # -- JBT-d -----------------------------------------------------------------------------------------
 
-@njit(cache=True)
-def jbt_check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def jbt_check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
               ids: np.ndarray, where: np.ndarray, count: np.ndarray, sid: int) -> None:
     """`JBTPolicy._check`: a server below its threshold and not listed reports."""
@@ -225,8 +225,8 @@ def jbt_check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
         id_add(ids, where, count, target, sid)
 
 
-@njit(cache=True)
-def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
                ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
                picked: np.ndarray) -> None:
@@ -253,9 +253,9 @@ def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ra
 
 # -- the switches the driver calls -------------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray,
-             rng: np.random.Generator, ubuf: np.ndarray, iv: np.ndarray, dispatcher: int,
+             rng: tuple, ubuf: np.ndarray, iv: np.ndarray, dispatcher: int,
              rr: np.ndarray, buckets: np.ndarray, size: np.ndarray, ids: np.ndarray, where: np.ndarray,
              count: np.ndarray, weights: np.ndarray, choice: np.ndarray, picked: np.ndarray,
              values: np.ndarray) -> tuple[int, bool]:
@@ -274,8 +274,8 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     return list_dispatch(P, Q, rng, ubuf, iv, dispatcher, ids, where, count, weights)
 
 
-@njit(cache=True)
-def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
               position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, ids: np.ndarray,
               where: np.ndarray, count: np.ndarray, sid: int, blocked: bool, via_list: bool) -> None:
@@ -291,8 +291,8 @@ def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
                 jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
 
 
-@njit(cache=True)
-def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
               position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, ids: np.ndarray,
               where: np.ndarray, count: np.ndarray, choice: np.ndarray, picked: np.ndarray,
@@ -308,8 +308,8 @@ def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.ran
         jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
 
 
-@njit(cache=True)
-def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: np.random.Generator,
+@njit(cache=True, inline="always")
+def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
                ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
                picked: np.ndarray, values: np.ndarray) -> None:
