@@ -110,6 +110,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     return options
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_drawn_scenarios_are_identical(options: dict[str, Any]) -> None:
