@@ -44,62 +44,62 @@ def unmanaged(a: np.ndarray) -> np.ndarray:
 # -- the event heap -----------------------------------------------------------------------
 # SimPy orders events by (time, priority, id), ids in scheduling order. Every event the
 # kernel schedules is NORMAL (the URGENT process initialisations at time 0 are replayed
-# in order before the loop starts), so (time, id) is the order.
+# in order before the loop starts), so (time, id) is the order: ids are unique, so any
+# correct priority queue pops the same sequence. This one is a 4-ary heap of records
+# (time, id, code) in one float64 array (ids and codes are integers below 2**53): a
+# record and its siblings share cache lines, which matters once N is large.
 
 
 @njit(cache=True, inline="always")
-def _before(t1: float, e1: int, t2: float, e2: int) -> bool:
-    return t1 < t2 or (t1 == t2 and e1 < e2)
-
-
-@njit(cache=True, inline="always")
-def push(h_time: np.ndarray, h_id: np.ndarray, h_code: np.ndarray, iv: np.ndarray,
-         t: float, code: int) -> None:
+def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
     """Schedule event ``code`` at time ``t`` with the next id."""
-    eid = iv[I_EID]
-    iv[I_EID] = eid + 1
+    eid = float(iv[I_EID])
+    iv[I_EID] += 1
     i = iv[I_HEAP]
     iv[I_HEAP] = i + 1
     while i > 0:
-        parent = (i - 1) >> 1
-        if _before(t, eid, h_time[parent], h_id[parent]):
-            h_time[i] = h_time[parent]
-            h_id[i] = h_id[parent]
-            h_code[i] = h_code[parent]
+        parent = (i - 1) >> 2
+        pt = heap[parent, 0]
+        if t < pt or (t == pt and eid < heap[parent, 1]):
+            heap[i, 0] = pt
+            heap[i, 1] = heap[parent, 1]
+            heap[i, 2] = heap[parent, 2]
             i = parent
         else:
             break
-    h_time[i] = t
-    h_id[i] = eid
-    h_code[i] = code
+    heap[i, 0] = t
+    heap[i, 1] = eid
+    heap[i, 2] = code
 
 
 @njit(cache=True, inline="always")
-def pop(h_time: np.ndarray, h_id: np.ndarray, h_code: np.ndarray, iv: np.ndarray) -> None:
-    """Remove the first event (read it from index 0 before)."""
+def pop(heap: np.ndarray, iv: np.ndarray) -> None:
+    """Remove the first event (read it from row 0 before)."""
     size = iv[I_HEAP] - 1
     iv[I_HEAP] = size
     if size == 0:
         return
-    t, eid, code = h_time[size], h_id[size], h_code[size]
+    t, eid, code = heap[size, 0], heap[size, 1], heap[size, 2]
     i = 0
     while True:
-        child = 2 * i + 1
-        if child >= size:
+        first = 4 * i + 1
+        if first >= size:
             break
-        right = child + 1
-        if right < size and _before(h_time[right], h_id[right], h_time[child], h_id[child]):
-            child = right
-        if _before(h_time[child], h_id[child], t, eid):
-            h_time[i] = h_time[child]
-            h_id[i] = h_id[child]
-            h_code[i] = h_code[child]
-            i = child
+        best, bt, be = first, heap[first, 0], heap[first, 1]
+        for j in range(first + 1, min(first + 4, size)):
+            jt = heap[j, 0]
+            if jt < bt or (jt == bt and heap[j, 1] < be):
+                best, bt, be = j, jt, heap[j, 1]
+        if bt < t or (bt == t and be < eid):
+            heap[i, 0] = bt
+            heap[i, 1] = be
+            heap[i, 2] = heap[best, 2]
+            i = best
         else:
             break
-    h_time[i] = t
-    h_id[i] = eid
-    h_code[i] = code
+    heap[i, 0] = t
+    heap[i, 1] = eid
+    heap[i, 2] = code
 
 
 # -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --

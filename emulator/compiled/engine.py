@@ -151,7 +151,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     tail = np.full(n, -1, dtype=np.int64)
     jobs = _Jobs(2 * n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
-    h_time, h_id, h_code = np.zeros(heap_cap), np.zeros(heap_cap, np.int64), np.zeros(heap_cap, np.int64)
+    heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
 
     policy_rng = generator(seed, "policy")
@@ -193,7 +193,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     while True:
         status = simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
-                          h_time, h_id, h_code, gap_buf, size_buf, split_buf, bitgen, ubuf,
+                          heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,
                           listed, ids, where, count, weights, choice, picked, values)
         start = False
@@ -212,8 +212,8 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
         elif status == S.NEED_JOBS:
             jobs.grow(iv)
         elif status == S.NEED_HEAP:
-            h_time, h_id, h_code = (np.concatenate([a, np.zeros_like(a)]) for a in (h_time, h_id, h_code))
-            iv[S.I_HEAP_CAP] = len(h_time)
+            heap = np.concatenate([heap, np.zeros_like(heap)])
+            iv[S.I_HEAP_CAP] = len(heap)
         elif status == S.NEED_LEVELS:
             buckets = np.concatenate([buckets, np.zeros_like(buckets)])
             bucket_size = np.concatenate([bucket_size, np.zeros_like(bucket_size)])

@@ -137,7 +137,7 @@ def _source_choice_due(P: np.ndarray) -> bool:
 
 @njit(cache=True)
 def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
-             j_arrival, j_size, j_start, j_next, j_measured, h_time, h_id, h_code,
+             j_arrival, j_size, j_start, j_next, j_measured, heap,
              gaps, sizes, split, rng, ubuf, responses, budget, start,
              rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
              choice, picked, values):
@@ -152,7 +152,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
     length, inv_speed, head, tail = unmanaged(length), unmanaged(inv_speed), unmanaged(head), unmanaged(tail)
     j_arrival, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_size), \
         unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
-    h_time, h_id, h_code = unmanaged(h_time), unmanaged(h_id), unmanaged(h_code)
+    heap = unmanaged(heap)
     gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
         unmanaged(ubuf), unmanaged(responses)
     rr, buckets, bucket_size, position = unmanaged(rr), unmanaged(buckets), unmanaged(bucket_size), \
@@ -174,7 +174,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
         initialise(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice,
                    picked, values)
         if policy == JBT:
-            push(h_time, h_id, h_code, iv, 0.0 + Q[Q_PERIOD], UPDATE)
+            push(heap, iv, 0.0 + Q[Q_PERIOD], UPDATE)
         iv[I_SRC] = 2
     while True:
         # -- the source, when a job is due now or it needs its next gap ------------------
@@ -228,7 +228,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                     if pool:
                         j_start[slot] = now
                         j_next[slot] = sid
-                        push(h_time, h_id, h_code, iv, now + size * inv_speed[sid], POOL_END + 4 * slot)
+                        push(heap, iv, now + size * inv_speed[sid], POOL_END + 4 * slot)
                     else:
                         j_next[slot] = -1
                         if tail[sid] < 0:
@@ -238,7 +238,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                         tail[sid] = slot
                         if length[sid] == 1:  # idle: its service starts now
                             j_start[slot] = now
-                            push(h_time, h_id, h_code, iv, now + size * inv_speed[sid],
+                            push(heap, iv, now + size * inv_speed[sid],
                                  SERVICE_END + 4 * sid)
                     on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
                               listed, ids, where, count, sid, False, via_list)
@@ -254,7 +254,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                 gap = gaps[iv[I_GAP]]
                 iv[I_GAP] += 1
                 if gap > 0.0:
-                    push(h_time, h_id, h_code, iv, fv[F_NOW] + gap, ARRIVAL)
+                    push(heap, iv, fv[F_NOW] + gap, ARRIVAL)
                     iv[I_SRC] = 0
                 else:
                     iv[I_SRC] = 1
@@ -267,15 +267,15 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
             return EMPTY
         if budget <= 0:
             return PAUSE
-        code = h_code[0]
+        code = int(heap[0, 2])
         kind = code & 3
         if kind == UPDATE and choice_at_update and iv[I_CHOICE] == 0:
             iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
             return NEED_CHOICE
         # -- the next event -----------------------------------------------------------------
-        now = h_time[0]
+        now = heap[0, 0]
         fv[F_NOW] = now
-        pop(h_time, h_id, h_code, iv)
+        pop(heap, iv)
         budget -= 1
         if kind == ARRIVAL:
             iv[I_SRC] = 1
@@ -294,7 +294,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
             following = head[sid]
             if following >= 0:
                 j_start[following] = now
-                push(h_time, h_id, h_code, iv, now + j_size[following] * inv_speed[sid],
+                push(heap, iv, now + j_size[following] * inv_speed[sid],
                      SERVICE_END + 4 * sid)
         elif kind == POOL_END:
             slot = code >> 2
@@ -307,4 +307,4 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                       listed, ids, where, count, choice, picked, values, sid)
         else:
             jbt_update(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice, picked)
-            push(h_time, h_id, h_code, iv, now + Q[Q_PERIOD], UPDATE)
+            push(heap, iv, now + Q[Q_PERIOD], UPDATE)
