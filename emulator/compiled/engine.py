@@ -109,7 +109,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     scenario = point.scenario
     system = scenario.system
     n, dispatchers = system.servers, system.dispatchers
-    speeds = system.speeds or (1.0,) * n
+    speeds = np.array(system.speeds or (1.0,), dtype=np.float64)  # one entry: all servers alike
     params = policy.params
     code = S.POLICY_CODES[policy.name]
 
@@ -132,13 +132,13 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_RESET] = bool(params.get("reset", False))
     memory = params.get("memory")
     P[S.P_MEMORY] = -1 if memory is None else memory
-    weighted = code == S.JBT and len(set(speeds)) > 1  # JBTPolicy.weights
+    weighted = code == S.JBT and len(set(speeds.tolist())) > 1  # JBTPolicy.weights
     P[S.P_WEIGHTED] = weighted
     P[S.P_QUERY], P[S.P_REPLY], P[S.P_IDLE] = Kind.QUERY, Kind.REPLY, Kind.IDLE
     P[S.P_REPORT], P[S.P_THRESHOLD_KIND] = Kind.REPORT, Kind.THRESHOLD
     Q = np.zeros(S.Q_NQ)
     Q[S.Q_PERIOD] = params.get("period", 0.0)
-    Q[S.Q_TOP] = max(speeds)
+    Q[S.Q_TOP] = max(speeds.tolist())
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
     fv = np.zeros(S.F_NFV)
@@ -146,10 +146,10 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     counts = np.zeros(len(KINDS), dtype=np.int64)
     window = np.zeros((2, len(KINDS)), dtype=np.int64)
     length = np.zeros(n, dtype=np.int64)
-    inv_speed = np.array([1.0 / speed for speed in speeds])
-    head = np.full(n, -1, dtype=np.int64)
-    tail = np.full(n, -1, dtype=np.int64)
-    jobs = _Jobs(2 * n + 64, iv)
+    inv_speed = np.broadcast_to(1.0 / speeds, (n,)).copy()  # elementwise as `Server`'s 1.0 / speed
+    head = np.full(n, -1, dtype=np.int32)
+    tail = np.full(n, -1, dtype=np.int32)
+    jobs = _Jobs(n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
@@ -162,7 +162,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     sketch = QuantileSketch()
 
     rr = np.array([k * n // dispatchers for k in range(dispatchers)], dtype=np.int64)
-    levels = 8 if code == S.JSQ else 1
+    levels = 4 if code == S.JSQ else 1
     buckets = np.zeros((levels, n if code == S.JSQ else 1), dtype=np.int64)
     bucket_size = np.zeros(levels, dtype=np.int64)
     position = np.zeros(n if code == S.JSQ else 1, dtype=np.int64)
@@ -172,12 +172,13 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
         position[:] = np.arange(n)
     iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
     listing = code in (S.JIQ, S.JBT)
-    threshold = np.full(n, params.get("initial_threshold", 0), dtype=np.int64)
-    listed = np.zeros(n, dtype=np.int8)
+    jbt = code == S.JBT
+    threshold = np.full(n if jbt else 1, params.get("initial_threshold", 0), dtype=np.int64)
+    listed = np.zeros(n if jbt else 1, dtype=np.int8)
     ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
     where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
     count = np.zeros(dispatchers, dtype=np.int64)
-    weights = np.array(speeds, dtype=np.float64)
+    weights = np.broadcast_to(speeds, (n,)).copy() if weighted else speeds
     k = max(2, d or 0, 1)
     choice = np.zeros(k, dtype=np.int64)
     picked = np.zeros(k, dtype=np.int64)
@@ -257,21 +258,27 @@ def _metrics(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
 
 
 class _Jobs:
-    """Job slots: arrival, size, start of service, next (FIFO link, free list, or a pool task's server)."""
+    """Job slots (29 bytes each): arrival, size, start of service, measured, and ``next``
+    (the FIFO link, the free list, or a pool task's server).
+
+    They grow by a quarter when full, so that memory stays near the jobs in the system.
+    """
 
     def __init__(self, capacity: int, iv: np.ndarray) -> None:
         self.arrival = np.zeros(capacity)
         self.size = np.zeros(capacity)
         self.start = np.zeros(capacity)
         self.measured = np.zeros(capacity, dtype=np.bool_)
-        self.next = np.append(np.arange(1, capacity, dtype=np.int64), -1)
+        self.next = np.append(np.arange(1, capacity, dtype=np.int32), np.int32(-1))
         iv[S.I_FREE] = 0
 
     def grow(self, iv: np.ndarray) -> None:
         old = len(self.arrival)
+        new = old + old // 4 + 64
         self.arrival, self.size, self.start, self.measured = (
-            np.concatenate([a, np.zeros_like(a)]) for a in (self.arrival, self.size, self.start, self.measured))
-        self.next = np.concatenate([self.next, np.append(np.arange(old + 1, 2 * old, dtype=np.int64), -1)])
+            np.concatenate([a, np.zeros(new - old, a.dtype)])
+            for a in (self.arrival, self.size, self.start, self.measured))
+        self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
         iv[S.I_FREE] = old  # the list was empty
 
 
