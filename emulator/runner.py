@@ -67,7 +67,8 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     ``compiled`` runs where `emulator.compiled.supports` the scenario (same results,
     seed for seed); ``auto`` also requires `compiled.AUTO_MIN_JOBS` jobs per
     replication, so that a short run does not wait for the kernel to load. The
-    choice depends on the task alone, never on the machine or the worker.
+    choice depends on the task alone (and on numba being usable on the machine),
+    never on the worker.
     """
     wanted = point.scenario.run.engine
     if wanted == "simpy":
@@ -79,7 +80,7 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     run = point.scenario.run
     if wanted == "auto" and run.warmup_jobs + run.jobs < compiled.AUTO_MIN_JOBS:
         return "simpy"
-    return "compiled"
+    return "compiled" if compiled.available() else "simpy"
 
 
 def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, str | None]:

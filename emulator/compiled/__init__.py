@@ -9,6 +9,6 @@ Importing this package does not import numba; running does.
 
 from __future__ import annotations
 
-from .engine import AUTO_MIN_JOBS, COMPILED, run, supports
+from .engine import AUTO_MIN_JOBS, COMPILED, available, run, supports
 
-__all__ = ["AUTO_MIN_JOBS", "COMPILED", "run", "supports"]
+__all__ = ["AUTO_MIN_JOBS", "COMPILED", "available", "run", "supports"]

@@ -14,6 +14,7 @@ nothing. The recorder's totals come back into a real `Recorder`, whose
 
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 from collections.abc import Callable, Iterator
@@ -93,6 +94,21 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     if policy.name == "jbt" and params["reset"] and system.dispatchers > 1:
         return "JBT-d with reset and several dispatchers"
     return None
+
+
+@functools.cache
+def available() -> bool:
+    """Whether the kernel loads in this process: numba is installed and can cache somewhere.
+
+    Numba caches next to the package (``__pycache__``), or, where that is read-only,
+    in the user's cache folder (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` if set;
+    with none writable it refuses to load, and the SimPy engine runs instead.
+    """
+    try:
+        from . import kernel  # noqa: F401
+    except (ImportError, RuntimeError):
+        return False
+    return True
 
 
 def _needs_choice(n: int, k: int, replace: bool) -> bool:
