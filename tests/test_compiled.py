@@ -178,3 +178,12 @@ def test_the_cli_lists_the_compiled_policies(capsys: pytest.CaptureFixture[str])
              if not line.startswith(" ")}
     for name in compiled.COMPILED:
         assert lines[name].endswith("engines: simpy, compiled")
+
+
+def test_progress_reports_do_not_change_the_row() -> None:
+    point = make_point({"name": "jsq"}, servers=8, jobs=30_000, warmup=100, load=0.8)
+    task = Task(point, point.policies[0], 0, 4)
+    seen: list[int] = []
+    reported = compiled.run(point, point.policies[0], 4, seen.append)
+    assert seen == sorted(seen) and seen[0] > 0 and seen[-1] <= 30_000
+    assert reported == compiled.run(task.point, task.policy, 4)

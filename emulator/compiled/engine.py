@@ -205,7 +205,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     split = _uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
     gap_buf = size_buf = split_buf = np.zeros(1)
 
-    budget = 1 << 62 if progress is None else 2_000_000
+    budget = 1 << 62 if progress is None else 500_000  # events between progress reports
     start = True
     while True:
         status = simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
@@ -242,6 +242,8 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
         elif status == S.FLUSH:
             _fold(sketch, responses, int(iv[S.I_NRESP]))
             iv[S.I_NRESP] = 0
+            if progress is not None:  # every 8,192 measured jobs
+                progress(int(iv[S.I_FINISHED]))
         elif status == S.PAUSE:
             progress(int(iv[S.I_FINISHED]))  # type: ignore[misc]
         else:  # S.EMPTY: what SimPy says when run(until=done) runs out of events
