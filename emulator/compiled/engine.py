@@ -161,10 +161,13 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     iv[S.I_UPOS] = BATCH  # no uniform drawn yet
     counts = np.zeros(len(KINDS), dtype=np.int64)
     window = np.zeros((2, len(KINDS)), dtype=np.int64)
-    length = np.zeros(n, dtype=np.int64)
-    inv_speed = np.broadcast_to(1.0 / speeds, (n,)).copy()  # elementwise as `Server`'s 1.0 / speed
-    head = np.full(n, -1, dtype=np.int32)
-    tail = np.full(n, -1, dtype=np.int32)
+    servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
+    servers[:, 1:3] = -1
+    inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed; one entry if all are alike
+    if len(set(speeds.tolist())) == 1:
+        inv_speed = inv_speed[:1]
+    else:
+        inv_speed = np.broadcast_to(inv_speed, (n,)).copy()
     jobs = _Jobs(n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
@@ -208,7 +211,7 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
     budget = 1 << 62 if progress is None else 500_000  # events between progress reports
     start = True
     while True:
-        status = simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
+        status = simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
                           heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,

@@ -136,7 +136,7 @@ def _source_choice_due(P: np.ndarray) -> bool:
 
 
 @njit(cache=True)
-def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
+def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
              j_arrival, j_size, j_start, j_next, j_measured, heap,
              gaps, sizes, split, rng, ubuf, responses, budget, start,
              rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
@@ -149,7 +149,11 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
     P, Q, iv, fv, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
         unmanaged(counts), unmanaged(window)
-    length, inv_speed, head, tail = unmanaged(length), unmanaged(inv_speed), unmanaged(head), unmanaged(tail)
+    servers, inv_speed = unmanaged(servers), unmanaged(inv_speed)
+    # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
+    # cache line holds all a job needs of it, which matters once N outgrows the caches.
+    length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
+    speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
     j_arrival, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_size), \
         unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
     heap = unmanaged(heap)
@@ -228,7 +232,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                     if pool:
                         j_start[slot] = now
                         j_next[slot] = sid
-                        push(heap, iv, now + size * inv_speed[sid], POOL_END + 4 * slot)
+                        push(heap, iv, now + size * inv_speed[sid * speed_index], POOL_END + 4 * slot)
                     else:
                         j_next[slot] = -1
                         if tail[sid] < 0:
@@ -238,7 +242,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
                         tail[sid] = slot
                         if length[sid] == 1:  # idle: its service starts now
                             j_start[slot] = now
-                            push(heap, iv, now + size * inv_speed[sid],
+                            push(heap, iv, now + size * inv_speed[sid * speed_index],
                                  SERVICE_END + 4 * sid)
                     on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
                               listed, ids, where, count, sid, False, via_list)
@@ -294,7 +298,7 @@ def simulate(P, Q, iv, fv, counts, window, length, inv_speed, head, tail,
             following = head[sid]
             if following >= 0:
                 j_start[following] = now
-                push(heap, iv, now + j_size[following] * inv_speed[sid],
+                push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
                      SERVICE_END + 4 * sid)
         elif kind == POOL_END:
             slot = code >> 2
