@@ -104,6 +104,14 @@ def pop(heap: np.ndarray, iv: np.ndarray) -> None:
 
 # -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --
 
+@njit(cache=True)
+def _refill(rng: tuple, ubuf: np.ndarray) -> None:
+    next_double, address = rng
+    state = _voidptr(address)
+    for i in range(BATCH):
+        ubuf[i] = next_double(state)
+
+
 @njit(cache=True, inline="always")
 def uniform(rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> float:
     """The next draw of `Uniforms`; ``rng`` is the policy generator's (next_double, state address).
@@ -113,22 +121,19 @@ def uniform(rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> float:
     """
     pos = iv[I_UPOS]
     if pos == BATCH:
-        next_double, address = rng
-        state = _voidptr(address)
-        for i in range(BATCH):
-            ubuf[i] = next_double(state)
+        _refill(rng, ubuf)
         pos = 0
     iv[I_UPOS] = pos + 1
     return ubuf[pos]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def needs_choice(n: int, k: int, replace: bool) -> bool:
     """Whether ``Uniforms.sample(n, k, replace)`` falls back to ``rng.choice``."""
     return not replace and k != 2 and 4 * k > n
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
            replace: bool, out: np.ndarray, choice: np.ndarray) -> None:
     """``Uniforms.sample(n, k, replace)`` into ``out[:k]``; the rng.choice case reads ``choice``."""
@@ -160,7 +165,7 @@ def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
     iv[I_CHOICE] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def shortest(values: np.ndarray, k: int, rng: tuple, ubuf: np.ndarray,
              iv: np.ndarray) -> int:
     """`emulator.policies.base.shortest` over ``values[:k]``: reservoir sampling over ties."""
@@ -200,7 +205,7 @@ def id_take(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, i: in
     return sid
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def id_clear(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int) -> None:
     for j in range(count[d]):
         where[d, ids[d, j]] = -1

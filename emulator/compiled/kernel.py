@@ -213,12 +213,11 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                                          bucket_size, ids, where, count, weights, choice, picked, values)
                 # Channel.transfer, then the server's accept.
                 iv[I_TRANSFERS] += 1
-                if capacity >= 0 and length[sid] >= capacity:
+                blocked = capacity >= 0 and length[sid] >= capacity
+                if blocked:
                     if measured:  # Recorder.block
                         iv[I_BLOCKED] += 1
                         iv[I_FINISHED] += 1
-                    on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                              listed, ids, where, count, sid, True, via_list)
                 else:
                     slot = iv[I_FREE]
                     iv[I_FREE] = j_next[slot]
@@ -244,8 +243,9 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                             j_start[slot] = now
                             push(heap, iv, now + size * inv_speed[sid * speed_index],
                                  SERVICE_END + 4 * sid)
-                    on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                              listed, ids, where, count, sid, False, via_list)
+                # One call site per hook: each is inlined, and compiling it twice would cost seconds.
+                on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                          listed, ids, where, count, sid, blocked, via_list)
                 iv[I_SRC] = 2
             else:
                 if iv[I_GAP] >= iv[I_NGAP]:
@@ -283,32 +283,28 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         budget -= 1
         if kind == ARRIVAL:
             iv[I_SRC] = 1
-        elif kind == SERVICE_END:
-            sid = code >> 2
-            slot = head[sid]
-            head[sid] = j_next[slot]
-            if head[sid] < 0:
-                tail[sid] = -1
+        elif kind == SERVICE_END or kind == POOL_END:
+            if kind == SERVICE_END:  # the FIFO server's first job leaves
+                sid = code >> 2
+                slot = head[sid]
+                head[sid] = j_next[slot]
+                if head[sid] < 0:
+                    tail[sid] = -1
+            else:  # a pool task completes
+                slot = code >> 2
+                sid = j_next[slot]
             length[sid] -= 1
             _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
             on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
                       listed, ids, where, count, choice, picked, values, sid)
-            following = head[sid]
-            if following >= 0:
-                j_start[following] = now
-                push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
-                     SERVICE_END + 4 * sid)
-        elif kind == POOL_END:
-            slot = code >> 2
-            sid = j_next[slot]
-            length[sid] -= 1
-            _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
-            j_next[slot] = iv[I_FREE]
-            iv[I_FREE] = slot
-            on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                      listed, ids, where, count, choice, picked, values, sid)
+            if kind == SERVICE_END:  # the next job's service starts
+                following = head[sid]
+                if following >= 0:
+                    j_start[following] = now
+                    push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
+                         SERVICE_END + 4 * sid)
         else:
             jbt_update(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice, picked)
             push(heap, iv, now + Q[Q_PERIOD], UPDATE)

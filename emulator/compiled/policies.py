@@ -225,7 +225,7 @@ def jbt_check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
         id_add(ids, where, count, target, sid)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # rare: not inlined, to keep compilation short
 def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
                ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
@@ -308,7 +308,7 @@ def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
         jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
                ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
