@@ -157,6 +157,9 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     monkeypatch.setattr(compiled_engine, "_KNOWN_PARAMS", {**compiled_engine._KNOWN_PARAMS, "sqd": {"d"}})
     sqd = make_point({"name": "sqd", "d": 2}, servers=4, jobs=100)
     assert "replace" in (compiled.supports(sqd, sqd.policies[0]) or "")
+    monkeypatch.undo()
+    monkeypatch.setattr(compiled_engine, "_KNOWN_METRICS", compiled_engine._KNOWN_METRICS[:-1])
+    assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
 
 
 def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
