@@ -16,6 +16,11 @@ as `emulator.metrics.Recorder`. The kernel returns whenever it needs something
 from Python (more gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a
 full response batch to fold into the quantile sketch); every such point is one
 where it can be called again and go on exactly where it stopped.
+
+A server's length changes in two places only (``length[sid] += 1`` on an accepted
+arrival, ``-= 1`` on a departure), each next to the recorder's area update for
+the same instant: statistics of the queue lengths (servers per length and their
+time integrals, accumulated lazily per length) belong there.
 """
 
 from __future__ import annotations
