@@ -12,7 +12,11 @@ parent folder first on the path: ``PYTHONPATH=/tmp/old python benchmarks/equival
 Every policy runs with zero latency (the fast path) and with exponential latency
 (the event-per-message path), plus variants that reach the other branches:
 several dispatchers, heterogeneous speeds, capacities, server pools, bursty arrivals.
-Results must match exactly (floats compared by repr), except ``wall_seconds``.
+Results must match exactly (floats compared by repr), except ``wall_seconds`` and ``engine``.
+
+The compiled engine must give the SimPy engine's rows on every zero-latency case:
+
+    python benchmarks/equivalence.py --engines   # each zero-latency case on both engines
 """
 
 from __future__ import annotations
@@ -72,18 +76,45 @@ def cases() -> dict[str, dict[str, Any]]:
     return out
 
 
-def fingerprint() -> dict[str, Any]:
+IGNORED = ("wall_seconds", "engine")  # how long, and which engine: the only columns that may differ
+
+
+def fingerprint(engine: str = "simpy", zero_latency_only: bool = False) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, kw in cases().items():
         kw = dict(kw)
+        if zero_latency_only and kw["latency"] is not None:
+            continue
         policy = kw.pop("policy")
         try:
-            row = emulator.simulate(policy, **kw)
+            row = emulator.simulate(policy, engine=engine, **kw)
         except Exception as exc:  # a case that fails must fail the same way
             result[key] = {"error": f"{type(exc).__name__}: {exc}"}
             continue
-        result[key] = {k: repr(v) for k, v in row.items() if k != "wall_seconds"}
+        result[key] = {k: repr(v) for k, v in row.items() if k not in IGNORED}
+        result[key]["_engine"] = row["engine"]
     return result
+
+
+def compare_engines() -> int:
+    """Every zero-latency case on the SimPy and the compiled engine: identical rows, or a report."""
+    simpy_rows = fingerprint("simpy", zero_latency_only=True)
+    compiled_rows = fingerprint("compiled", zero_latency_only=True)
+    bad = fallback = 0
+    for key in simpy_rows:
+        old, new = simpy_rows[key], compiled_rows[key]
+        if new.get("_engine") != "compiled":
+            fallback += 1
+            print(f"SIMPY ONLY {key}")
+            continue
+        old, new = ({k: v for k, v in row.items() if k != "_engine"} for row in (old, new))
+        if old != new:
+            bad += 1
+            diff = {k: (old.get(k), new.get(k)) for k in set(old) | set(new) if old.get(k) != new.get(k)}
+            print(f"DIFFERENT {key}: {diff}")
+    ran = len(simpy_rows) - fallback
+    print(f"{ran - bad}/{ran} compiled cases identical to SimPy ({fallback} not supported: run on SimPy)")
+    return 1 if bad else 0
 
 
 def main() -> int:
@@ -91,8 +122,11 @@ def main() -> int:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--save", metavar="FILE")
     group.add_argument("--check", metavar="FILE")
+    group.add_argument("--engines", action="store_true", help="compiled against SimPy, zero latency")
     args = parser.parse_args()
     print(f"emulator from {emulator.__file__}")
+    if args.engines:
+        return compare_engines()
     now = fingerprint()
     if args.save:
         with open(args.save, "w") as handle:

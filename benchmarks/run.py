@@ -2,6 +2,7 @@
 
     python benchmarks/run.py            # the full set (a few minutes on 2 cores)
     python benchmarks/run.py --quick    # fewer jobs and repeats (under a minute), noisier
+    python benchmarks/run.py --only compiled   # the compiled engine against SimPy and heapq
 
 Every figure is a ratio measured in the same run, never an absolute time, so that
 it means the same on another machine. CPU time is `time.process_time` around one
@@ -16,6 +17,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import os
 import subprocess
 import sys
@@ -31,6 +33,9 @@ import emulator
 
 POLICY_PARAMS: dict[str, dict[str, Any]] = {"jsq": {}, "sqd": {"d": 2}, "jiq": {}, "jbt": {"d": 2}}
 LABEL = {"jsq": "JSQ", "sqd": "SQ(2)", "jiq": "JIQ", "jbt": "JBT-2"}
+# The compiled engine's targets: (policy, N, parameters, label).
+COMPILED_CASES = (("jsq", 10, {}, "JSQ"), ("sqd", 100, {"d": 2}, "SQ(2)"), ("jiq", 1000, {}, "JIQ"),
+                  ("jbt", 100, {"d": 10}, "JBT-10"))
 
 
 def cpu(call: Callable[[], Any]) -> tuple[float, Any]:
@@ -40,10 +45,11 @@ def cpu(call: Callable[[], Any]) -> tuple[float, Any]:
     return time.process_time() - started, result
 
 
-def emulated(policy: str, n: int, jobs: int, warmup: int, seed: int = 1,
-             occupancy: bool = False) -> Callable[[], dict[str, Any]]:
+def emulated(policy: str, n: int, jobs: int, warmup: int, seed: int = 1, engine: str = "simpy",
+             params: dict[str, Any] | None = None, occupancy: bool = False) -> Callable[[], dict[str, Any]]:
+    params = POLICY_PARAMS[policy] if params is None else params
     return lambda: emulator.simulate(policy, servers=n, load=0.9, jobs=jobs, warmup_jobs=warmup,
-                                     seed=seed, occupancy=occupancy, **POLICY_PARAMS[policy])
+                                     seed=seed, engine=engine, occupancy=occupancy, **params)
 
 
 def baselined(policy: str, n: int, jobs: int, warmup: int, seed: int = 1) -> Callable[[], dict[str, Any]]:
@@ -66,7 +72,7 @@ def best_of(calls: dict[str, Callable[[], dict[str, Any]]], repeat: int) -> dict
     return {name: (min(times[name]), results[name]) for name in calls}
 
 
-def peak_rss_kib(policy: str, n: int, jobs: int | None) -> int:
+def peak_rss_kib(policy: str, n: int, jobs: int | None, engine: str = "simpy", warmup: int | None = None) -> int:
     """Peak RSS in KiB of a fresh interpreter that runs one simulation of ``jobs`` jobs.
 
     The interpreter is started by a small launcher interpreter, not by this one: on
@@ -78,7 +84,7 @@ def peak_rss_kib(policy: str, n: int, jobs: int | None) -> int:
     code = "import resource, emulator\n"
     if jobs is not None:  # None: the import alone, for reference
         code += (f"emulator.simulate({policy!r}, servers={n}, load=0.9, jobs={jobs}, seed=1, "
-                 f"**{POLICY_PARAMS[policy]!r})\n")
+                 f"engine={engine!r}, warmup_jobs={warmup!r}, **{POLICY_PARAMS[policy]!r})\n")
     code += "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
     launcher = f"import subprocess, sys; subprocess.run([sys.executable, '-c', {code!r}], check=True)"
     out = subprocess.run([sys.executable, "-c", launcher], check=True, capture_output=True, text=True)
@@ -129,13 +135,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description="zero-latency hot path against a heapq baseline")
     parser.add_argument("--quick", action="store_true", help="fewer jobs and repeats: a smoke run")
     parser.add_argument("--repeat", type=int, default=None, help="best of this many (default 5; quick 3)")
-    parser.add_argument("--only", choices=["throughput", "flat", "jsq", "memory", "occupancy"], action="append",
-                        help="run only these sections (repeatable)")
+    parser.add_argument("--only", choices=["throughput", "flat", "jsq", "memory", "occupancy", "compiled"],
+                        action="append", help="run only these sections (repeatable)")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements as JSON")
     args = parser.parse_args()
     quick = args.quick
     repeat = args.repeat or (3 if quick else 5)
-    sections = set(args.only or ["throughput", "flat", "jsq", "memory", "occupancy"])
+    sections = set(args.only or ["throughput", "flat", "jsq", "memory", "occupancy", "compiled"])
     table = Table()
     record: dict[str, Any] = {"quick": quick, "repeat": repeat}
     warm_up()
@@ -217,12 +223,86 @@ def main() -> int:
                   f"(of which `import emulator` alone: {rss_import / 1024:.0f} MiB)")
         record["memory_kib"] = {"import": rss_import, "few": rss_few, "many": rss_many}
 
+    if "compiled" in sections:
+        compiled_section(table, record, quick, repeat)
+
     ok = table.show()
     if args.json:
         record["rows"] = [{"name": r[0], "measured": r[1], "ratio": r[3], "pass": r[5]} for r in table.rows]
         with open(args.json, "w") as handle:
             json.dump(record, handle, indent=1)
     return 0 if ok else 1
+
+
+def compile_seconds(cache: str) -> float:
+    """Seconds to the end of a first tiny compiled run in a fresh interpreter with numba cache ``cache``."""
+    code = ("import time; t = time.perf_counter(); import emulator; "
+            "emulator.simulate('jsq', servers=4, jobs=100, engine='compiled'); "
+            "print(time.perf_counter() - t)")
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return float(out.stdout.split()[-1])
+
+
+def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: int) -> None:
+    """The compiled engine against SimPy and heapq; its compilation time; per-job cost and memory in N."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as cache:
+        cold = compile_seconds(cache)  # compiles and writes the cache
+        warm = compile_seconds(cache)  # loads it, as every later process does
+    plain = float(subprocess.run([sys.executable, "-c", "import time; t = time.perf_counter(); import emulator; "
+                                  "emulator.simulate('jsq', servers=4, jobs=100); print(time.perf_counter() - t)"],
+                                 check=True, capture_output=True, text=True).stdout.split()[-1])
+    print(f"Compilation: first call {cold:.1f} s on an empty cache, {warm:.1f} s from the cache "
+          f"(SimPy's first call {plain:.1f} s)")
+    table.add("compiled: first-call compilation", f"{cold:.1f} s (cached: {warm:.1f} s)", cold / 30.0, 1.0,
+              "(once per machine; ratio to 30 s)")
+    record["compile_seconds"] = {"cold": cold, "cached": warm, "simpy_first_call": plain}
+    emulated("jsq", 10, 1_000, 100, engine="compiled")()  # this process loads the kernel once
+
+    jobs = 100_000 if quick else 1_000_000
+    warmup = jobs // 10
+    print(f"Compiled against SimPy: load 0.9, {jobs} measured jobs + {warmup} warm-up, best of {repeat}")
+    for policy, n, params, label in COMPILED_CASES:
+        m = best_of({"simpy": emulated(policy, n, jobs, warmup, params=params),
+                     "compiled": emulated(policy, n, jobs, warmup, engine="compiled", params=params)},
+                    max(1, repeat // 2))
+        (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
+        same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row if k not in ("wall_seconds", "engine"))
+        per_job = 1e9 / (jobs + warmup)
+        table.add(f"compiled vs SimPy {label} N={n}", f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
+                  fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 0.05,
+                  f"(x{slow / fast:.1f} faster; rows {'identical' if same else 'DIFFERENT'})")
+        record[f"compiled_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
+    for policy, n in (("jsq", 10), ("sqd", 100)):
+        m = best_of({"compiled": emulated(policy, n, jobs, warmup, engine="compiled"),
+                     "baseline": baselined(policy, n, jobs, warmup)}, max(1, repeat // 2))
+        fast, base = m["compiled"][0], m["baseline"][0]
+        table.add(f"compiled vs heapq {LABEL[policy]} N={n}", f"compiled {fast:.2f}s / heapq {base:.2f}s",
+                  fast / base, 1.0, f"(x{base / fast:.1f} faster than the minimal pure-Python simulator)")
+        record[f"compiled_vs_heapq_{policy}_{n}"] = {"compiled": fast, "baseline": base}
+
+    sizes = (10, 1_000, 10_000) if quick else (10, 1_000, 10_000, 100_000)
+    cost = {}
+    for n in sizes:
+        w = max(warmup, 5 * n)  # enough to fill N servers
+        seconds = best_of({"c": emulated("sqd", n, jobs, w, engine="compiled")}, max(1, repeat // 2))["c"][0]
+        cost[n] = seconds / (jobs + w) * 1e9
+    print("Compiled SQ(2) per-job cost in N: " + ", ".join(f"N={n}: {c:.0f} ns" for n, c in cost.items()))
+    log_growth = math.log(10_000) / math.log(10)
+    table.add("compiled per-job cost N=10->10,000", f"x{cost[10_000] / cost[10]:.2f}",
+              cost[10_000] / cost[10] / log_growth, 1.0, f"(ratio to the heap's log N growth x{log_growth:.0f})")
+    if 100_000 in cost:
+        table.add("compiled per-job cost N=1,000->100,000", f"x{cost[100_000] / cost[1_000]:.2f}",
+                  cost[100_000] / cost[1_000], 3.0, f"({cost[1_000]:.0f} -> {cost[100_000]:.0f} ns per job)")
+        small = peak_rss_kib("sqd", 1_000, jobs, "compiled", 500_000)
+        large = peak_rss_kib("sqd", 100_000, jobs, "compiled", 500_000)
+        per_server = (large - small) * 1024 / 99_000
+        table.add("compiled memory per server", f"{per_server:.0f} bytes (N=1,000 -> 100,000)",
+                  per_server / 200, 1.0, f"(peak RSS {small / 1024:.0f} -> {large / 1024:.0f} MiB)")
+        record["compiled_bytes_per_server"] = per_server
+    record["compiled_ns_per_job"] = cost
 
 
 if __name__ == "__main__":

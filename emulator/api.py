@@ -23,7 +23,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
              dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
-             label: str | None = None, occupancy: bool = False, time: str = "continuous",
+             label: str | None = None, occupancy: bool = False, engine: str = "auto",
+             time: str = "continuous",
              slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
@@ -37,6 +38,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     the row then also holds ``occupancy`` (s_i, a list indexed by i), ``total_jobs``
     (``[first, probabilities]``) and the metrics ``mean_spread``, ``mean_scaled_total``
     and ``ks_exponential_*`` (NaN without it); see ``docs/occupancy.md``.
+    ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``.
 
     Examples
     --------
@@ -50,7 +52,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     data: dict[str, Any] = {
         "name": "simulate", "seed": seed, "replications": 1, "allow_unstable": allow_unstable,
         "run": {"jobs": jobs, "warmup_jobs": jobs // 10 if warmup_jobs is None else warmup_jobs,
-                "occupancy": occupancy},
+                "occupancy": occupancy, "engine": engine},
         "system": {"servers": servers, "dispatchers": dispatchers, "discipline": discipline,
                    "capacity": capacity, "speeds": speeds, "dispatcher_shares": dispatcher_shares,
                    "time": time, "slot": slot},
@@ -147,6 +149,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
         from .store import Store
 
         identity = scenario.to_dict()
+        identity["run"].pop("engine")  # both engines give the same rows: a folder resumes on either
         if scenario.workload.arrivals.kind == "trace":  # the results depend on the file's contents too
             import hashlib
 

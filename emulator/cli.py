@@ -151,10 +151,12 @@ def _validate(args: argparse.Namespace) -> int:
 
 
 def _policies(args: argparse.Namespace) -> int:
+    from .compiled import COMPILED
     from .policies import REGISTRY
 
     for name, cls in REGISTRY.items():
-        print(f"{name} (label e.g. {cls.label(_defaults(cls))}): {cls.messages}")
+        engines = "simpy, compiled" if name in COMPILED else "simpy"
+        print(f"{name} (label e.g. {cls.label(_defaults(cls))}): {cls.messages}; engines: {engines}")
         for field, info in cls.Config.model_fields.items():
             if field in ("name", "label"):
                 continue

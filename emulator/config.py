@@ -196,6 +196,9 @@ class RunConfig(Strict):
     warmup_jobs: int = Field(5_000, ge=0, description="jobs discarded before measuring")
     occupancy: bool = Field(True, description="stream the queue-length distribution (occupancy.csv, "
                             "spread and heavy-traffic metrics); costs about 20% of the throughput")
+    engine: Literal["simpy", "compiled", "auto"] = Field(
+        "auto", description="simpy; compiled (the numba engine, where it supports the scenario, else simpy); "
+                            "auto: compiled for long enough runs it supports (the same results either way)")
 
 
 class PrecisionConfig(Strict):

@@ -66,7 +66,12 @@ class QuantileSketch:
     def flush(self) -> None:
         if not self.buffer:
             return
-        values = np.maximum(np.asarray(self.buffer), self.TINY)
+        self.fold(np.asarray(self.buffer))
+        self.buffer.clear()
+
+    def fold(self, values: np.ndarray) -> None:
+        """Bin an array of values at once (the compiled engine hands its batches here)."""
+        values = np.maximum(values, self.TINY)
         with np.errstate(over="ignore"):
             scaled = values / self.LOW
         # values / LOW overflows above about 1.8e299: take the difference of logs there instead.
@@ -81,7 +86,6 @@ class QuantileSketch:
             grown[self.first - low:self.first - low + size] = self.counts
             self.counts, self.first = grown, low
         self.counts += np.bincount(index - self.first, minlength=self.counts.size)
-        self.buffer.clear()
 
     def quantile(self, q: float) -> float:
         """The q-quantile (the value of rank ceil(q n)), as the bin's geometric centre."""
@@ -217,7 +221,8 @@ class Recorder:
         """
         self.responses.flush()
         bins = np.flatnonzero(self.responses.counts)
-        arrays: dict[str, Any] = {"response_bins": [[int(b), int(self.responses.counts[b])] for b in bins]}
+        first = self.responses.first  # counts[0] is bin `first`
+        arrays: dict[str, Any] = {"response_bins": [[first + int(b), int(self.responses.counts[b])] for b in bins]}
         if self.occupancy is not None:
             arrays["occupancy"] = self.occupancy.fractions()
             arrays["total_jobs"] = list(self.occupancy.total_distribution())

@@ -50,14 +50,45 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
     from .results import identity
 
     started = time.perf_counter()
-    model = build_model(task.point, task.policy, task.seed)
-    metrics = model.run(progress)
+    engine = choose_engine(task.point, task.policy)
+    if engine == "compiled":
+        from . import compiled
+
+        recorder = compiled.record(task.point, task.policy, task.seed, progress)
+        metrics = recorder.metrics()
+    else:
+        model = build_model(task.point, task.policy, task.seed)
+        metrics = model.run(progress)
+        recorder = model.recorder
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
     row.update(metrics)
     row["wall_seconds"] = time.perf_counter() - started
-    row.update(model.recorder.arrays())
+    row["engine"] = engine
+    row.update(recorder.arrays())
     return row
+
+
+def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
+    """The engine that runs ``policy`` at ``point``: ``simpy`` or ``compiled``.
+
+    ``compiled`` runs where `emulator.compiled.supports` the scenario (same results,
+    seed for seed); ``auto`` also requires `compiled.AUTO_MIN_JOBS` jobs per
+    replication, so that a short run does not wait for the kernel to load. The
+    choice depends on the task alone (and on numba being usable on the machine),
+    never on the worker.
+    """
+    wanted = point.scenario.run.engine
+    if wanted == "simpy":
+        return "simpy"
+    from . import compiled
+
+    if compiled.supports(point, policy) is not None:
+        return "simpy"
+    run = point.scenario.run
+    if wanted == "auto" and run.warmup_jobs + run.jobs < compiled.AUTO_MIN_JOBS:
+        return "simpy"
+    return "compiled" if compiled.available() else "simpy"
 
 
 def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, str | None]:

@@ -75,18 +75,33 @@ def interval(values: Sequence[float], family: int = 1) -> Interval:
     return Interval(float(x.mean()), half, tuple(float(v) for v in x))
 
 
+ENGINE = ["simpy"]  # the engine of the test running now: see the `engine` fixture
+
+
+@pytest.fixture(params=["simpy", "compiled"])
+def engine(request: pytest.FixtureRequest) -> Any:
+    """Run the test on each engine (``compiled`` runs on SimPy what it does not support)."""
+    ENGINE[0] = request.param
+    yield request.param
+    ENGINE[0] = "simpy"
+
+
 def _simulate(task: tuple[int, dict[str, Any]]) -> dict[str, Any]:
     seed, options = task
     return emulator.simulate(seed=seed, **options)
 
 
 def replicate(base: int, replications: int, **options: Any) -> list[dict[str, Any]]:
-    """``emulator.simulate`` with seeds ``base .. base + replications - 1``, in parallel."""
+    """``emulator.simulate`` with seeds ``base .. base + replications - 1``, in parallel, on `ENGINE`."""
+    options = {"engine": ENGINE[0], **options}
     todo = [(base + r, options) for r in range(replications)]
     if WORKERS <= 1:
-        return [_simulate(task) for task in todo]
-    with ProcessPoolExecutor(min(WORKERS, replications)) as pool:
-        return list(pool.map(_simulate, todo))
+        rows = [_simulate(task) for task in todo]
+    else:
+        with ProcessPoolExecutor(min(WORKERS, replications)) as pool:
+            rows = list(pool.map(_simulate, todo))
+    assert all(row["engine"] == options["engine"] for row in rows), "the engine asked for did not run"
+    return rows
 
 
 def column(rows: list[dict[str, Any]], name: str, family: int = 1) -> Interval:
@@ -196,7 +211,7 @@ RANDOM_LAWS = [
 
 
 @pytest.mark.parametrize(("service", "reference", "replications"), RANDOM_LAWS)
-def test_random_routing_is_mg1(service: Any, reference: float, replications: int) -> None:
+def test_random_routing_is_mg1(engine: str, service: Any, reference: float, replications: int) -> None:
     rows = replicate(100, replications, policy="random", servers=100, load=0.7, jobs=100_000, service=service)
     measured = column(rows, "mean_response", family=len(RANDOM_LAWS))
     check(f"random, {service}", measured, reference)
@@ -224,7 +239,7 @@ def test_random_routing_response_quantiles_are_mm1() -> None:
 # SQ(2) at large N: the mean field plus the finite-N term
 # ---------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_sq2_large_n_matches_mean_field() -> None:
+def test_sq2_large_n_matches_mean_field(engine: str) -> None:
     """N = 500, load 0.9: T_2(0.9) = 2.6141 plus ~lam^2/(2(1-lam))/(lam N) = 0.0090.
 
     Systematic term: the literature gives the finite-N excess only as "roughly"
@@ -250,7 +265,7 @@ def test_sq2_large_n_matches_mean_field() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize(("policy", "params"), [("jsq", {}), ("sqd", {"d": 2}),
                                                 ("threshold", {"d": 2, "threshold": 1})])
-def test_small_n_matches_exact_markov_chain(policy: str, params: dict[str, Any]) -> None:
+def test_small_n_matches_exact_markov_chain(engine: str, policy: str, params: dict[str, Any]) -> None:
     """N = 3 exp(1) servers at load 0.7: the exact CTMC (truncated at 40 jobs per server).
 
     Systematic term: the truncation drops a fraction below 1e-8 of arrivals
@@ -269,7 +284,7 @@ def test_small_n_matches_exact_markov_chain(policy: str, params: dict[str, Any])
 
 
 @pytest.mark.slow
-def test_jsq_n10_matches_exact_chain_and_beats_sq2_on_the_same_jobs() -> None:
+def test_jsq_n10_matches_exact_chain_and_beats_sq2_on_the_same_jobs(engine: str) -> None:
     """N = 10, load 0.7: JSQ against the exact CTMC; M/M/N <= JSQ <= SQ(2).
 
     The chain is truncated at 6 jobs per server: with JSQ every queue must hold 6
@@ -299,7 +314,7 @@ def test_jsq_n10_matches_exact_chain_and_beats_sq2_on_the_same_jobs() -> None:
 # JIQ
 # ---------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_jiq_large_n_one_message_unit_response() -> None:
+def test_jiq_large_n_one_message_unit_response(engine: str) -> None:
     """N = 500, load 0.9, one dispatcher, unbounded memory: response -> 1, idle messages -> 1.
 
     Finite-N allowance. With one dispatcher the I-queue is exactly the set of
@@ -326,7 +341,7 @@ def test_jiq_large_n_one_message_unit_response() -> None:
     assert column(rows, "messages_per_job_idle").mean == column(rows, "messages_per_job").mean
 
 
-def test_jiq_memory_one_matches_mean_field() -> None:
+def test_jiq_memory_one_matches_mean_field(engine: str) -> None:
     """N = 500, load 0.9, memory A = 1: (1-lam)^(-1/2) = 3.162 and (1-lam)^(1/2) = 0.316.
 
     The mean field (derivation in `analysis.theory.jiq_response`) assumes the
@@ -346,7 +361,7 @@ def test_jiq_memory_one_matches_mean_field() -> None:
 # Threshold model
 # ---------------------------------------------------------------------------------------
 @pytest.mark.slow
-def test_threshold_large_n_matches_mean_field() -> None:
+def test_threshold_large_n_matches_mean_field(engine: str) -> None:
     """T = 1, d = 2, N = 500 at load 0.7: 1/(1 - lam^2) = 1.9608 and 2(1 + lam) probe messages.
 
     The load is 0.7, not 0.9: at 0.9 the mean field relaxes in about 22 time
@@ -367,7 +382,7 @@ def test_threshold_large_n_matches_mean_field() -> None:
 # ---------------------------------------------------------------------------------------
 # Server pools
 # ---------------------------------------------------------------------------------------
-def test_random_pools_with_capacity_block_as_erlang_b() -> None:
+def test_random_pools_with_capacity_block_as_erlang_b(engine: str) -> None:
     """Random routing to pools with capacity B: each pool is M/M/B/B, blocking = Erlang B(B, lam).
 
     Exact for every N (Poisson thinning), so no systematic term.
@@ -379,7 +394,7 @@ def test_random_pools_with_capacity_block_as_erlang_b() -> None:
     check("random pools B=3 blocking", measured, reference)
 
 
-def test_jsq_pools_with_capacity_block_as_one_big_loss_system() -> None:
+def test_jsq_pools_with_capacity_block_as_one_big_loss_system(engine: str) -> None:
     """JSQ over N pools of capacity B blocks only when all N B slots are full.
 
     So the total number of tasks is exactly an M/M/c/c queue with c = N B and

@@ -1,0 +1,14 @@
+"""The compiled engine: the zero-latency model in numba, the same results as the SimPy engine.
+
+One policy, two implementations: `emulator.policies` (SimPy, any latency) and
+`policies` here (compiled, zero latency), held to the same contract and to
+identical results seed for seed. `engine.supports` says whether a scenario is
+one the compiled engine reproduces exactly; `engine.run` runs one replication.
+Importing this package does not import numba; running does.
+"""
+
+from __future__ import annotations
+
+from .engine import AUTO_MIN_JOBS, COMPILED, available, record, run, supports
+
+__all__ = ["AUTO_MIN_JOBS", "COMPILED", "available", "record", "run", "supports"]

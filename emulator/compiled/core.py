@@ -1,0 +1,212 @@
+"""Compiled building blocks: the event heap, the policy's uniforms, sampling, ties, id lists.
+
+Each one reproduces, float operation for float operation, its counterpart in the
+SimPy engine: `simpy.Environment`'s heap order, `emulator.streams.Uniforms`,
+`emulator.policies.base.shortest` and `IdList`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+from .state import I_CHOICE, I_EID, I_HEAP, I_UPOS
+
+BATCH = 4096  # emulator.streams.BATCH (checked by the engine)
+
+# -- arrays without reference counting ----------------------------------------------------
+
+def _voidptr_typer(typingctx: Any, address: Any) -> Any:
+    def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return types.voidptr(address), codegen
+
+
+_voidptr: Any = intrinsic(_voidptr_typer)  # an integer address as a void pointer
+
+
+@njit(cache=True, inline="always")
+def unmanaged(a: np.ndarray) -> np.ndarray:
+    """A view of ``a`` that numba does not reference-count.
+
+    Numba counts references to an array at every call that passes it, with an
+    atomic increment and decrement each: with the kernel's dozens of arrays, that
+    cost ten times the rest of the per-job work. A view built from the raw pointer
+    has no owner to count; the caller keeps ``a`` alive for the whole call.
+    """
+    return carray(_voidptr(a.ctypes.data), a.shape, a.dtype)
+
+
+# -- the event heap -----------------------------------------------------------------------
+# SimPy orders events by (time, priority, id), ids in scheduling order. Every event the
+# kernel schedules is NORMAL (the URGENT process initialisations at time 0 are replayed
+# in order before the loop starts), so (time, id) is the order: ids are unique, so any
+# correct priority queue pops the same sequence. This one is a 4-ary heap of records
+# (time, id, code) in one float64 array (ids and codes are integers below 2**53): a
+# record and its siblings share cache lines, which matters once N is large.
+
+
+@njit(cache=True, inline="always")
+def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
+    """Schedule event ``code`` at time ``t`` with the next id."""
+    eid = float(iv[I_EID])
+    iv[I_EID] += 1
+    i = iv[I_HEAP]
+    iv[I_HEAP] = i + 1
+    while i > 0:
+        parent = (i - 1) >> 2
+        pt = heap[parent, 0]
+        if t < pt or (t == pt and eid < heap[parent, 1]):
+            heap[i, 0] = pt
+            heap[i, 1] = heap[parent, 1]
+            heap[i, 2] = heap[parent, 2]
+            i = parent
+        else:
+            break
+    heap[i, 0] = t
+    heap[i, 1] = eid
+    heap[i, 2] = code
+
+
+@njit(cache=True, inline="always")
+def pop(heap: np.ndarray, iv: np.ndarray) -> None:
+    """Remove the first event (read it from row 0 before)."""
+    size = iv[I_HEAP] - 1
+    iv[I_HEAP] = size
+    if size == 0:
+        return
+    t, eid, code = heap[size, 0], heap[size, 1], heap[size, 2]
+    i = 0
+    while True:
+        first = 4 * i + 1
+        if first >= size:
+            break
+        best, bt, be = first, heap[first, 0], heap[first, 1]
+        for j in range(first + 1, min(first + 4, size)):
+            jt = heap[j, 0]
+            if jt < bt or (jt == bt and heap[j, 1] < be):
+                best, bt, be = j, jt, heap[j, 1]
+        if bt < t or (bt == t and be < eid):
+            heap[i, 0] = bt
+            heap[i, 1] = be
+            heap[i, 2] = heap[best, 2]
+            i = best
+        else:
+            break
+    heap[i, 0] = t
+    heap[i, 1] = eid
+    heap[i, 2] = code
+
+
+# -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --
+
+@njit(cache=True)
+def _refill(rng: tuple, ubuf: np.ndarray) -> None:
+    next_double, address = rng
+    state = _voidptr(address)
+    for i in range(BATCH):
+        ubuf[i] = next_double(state)
+
+
+@njit(cache=True, inline="always")
+def uniform(rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> float:
+    """The next draw of `Uniforms`; ``rng`` is the policy generator's (next_double, state address).
+
+    ``rng.random(BATCH)`` is ``next_double(state)`` BATCH times: the same bits, drawn
+    through the bit generator's C interface, as numpy's own `Generator.random` does.
+    """
+    pos = iv[I_UPOS]
+    if pos == BATCH:
+        _refill(rng, ubuf)
+        pos = 0
+    iv[I_UPOS] = pos + 1
+    return ubuf[pos]
+
+
+@njit(cache=True)
+def needs_choice(n: int, k: int, replace: bool) -> bool:
+    """Whether ``Uniforms.sample(n, k, replace)`` falls back to ``rng.choice``."""
+    return not replace and k != 2 and 4 * k > n
+
+
+@njit(cache=True)
+def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
+           replace: bool, out: np.ndarray, choice: np.ndarray) -> None:
+    """``Uniforms.sample(n, k, replace)`` into ``out[:k]``; the rng.choice case reads ``choice``."""
+    if replace:
+        for j in range(k):
+            out[j] = int(uniform(rng, ubuf, iv) * n)
+        return
+    if k == 2:
+        a = int(uniform(rng, ubuf, iv) * n)
+        b = int(uniform(rng, ubuf, iv) * (n - 1))
+        out[0] = a
+        out[1] = b + 1 if b >= a else b
+        return
+    if 4 * k <= n:
+        count = 0
+        while count < k:
+            x = int(uniform(rng, ubuf, iv) * n)
+            seen = False
+            for j in range(count):
+                if out[j] == x:
+                    seen = True
+                    break
+            if not seen:
+                out[count] = x
+                count += 1
+        return
+    for j in range(k):  # drawn by the engine with rng.choice at this very point of the stream
+        out[j] = choice[j]
+    iv[I_CHOICE] = 0
+
+
+@njit(cache=True)
+def shortest(values: np.ndarray, k: int, rng: tuple, ubuf: np.ndarray,
+             iv: np.ndarray) -> int:
+    """`emulator.policies.base.shortest` over ``values[:k]``: reservoir sampling over ties."""
+    best = 0
+    low = values[0]
+    ties = 1
+    for i in range(1, k):
+        value = values[i]
+        if value < low:
+            best, low, ties = i, value, 1
+        elif value == low:
+            ties += 1
+            if uniform(rng, ubuf, iv) * ties < 1.0:
+                best = i
+    return best
+
+
+# -- IdList: row ``d`` of ``ids``/``where`` is dispatcher d's list ----------------------
+
+@njit(cache=True, inline="always")
+def id_add(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, sid: int) -> None:
+    if where[d, sid] < 0:
+        where[d, sid] = count[d]
+        ids[d, count[d]] = sid
+        count[d] += 1
+
+
+@njit(cache=True, inline="always")
+def id_take(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, i: int) -> int:
+    sid = ids[d, i]
+    last = ids[d, count[d] - 1]
+    count[d] -= 1
+    if last != sid:
+        ids[d, i] = last
+        where[d, last] = i
+    where[d, sid] = -1
+    return sid
+
+
+@njit(cache=True)
+def id_clear(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int) -> None:
+    for j in range(count[d]):
+        where[d, ids[d, j]] = -1
+    count[d] = 0

@@ -1,0 +1,380 @@
+"""The compiled engine's Python side: what it supports, the random streams, the refill loop.
+
+The kernel (`kernel.simulate`) draws the policy's uniforms itself, from the very
+``generator(seed, "policy")`` object, one ``rng.random(BATCH)`` block when the
+previous one is used up, as `emulator.streams.Uniforms` does; the rare
+``rng.choice`` of `Uniforms.sample` is drawn here when the kernel asks for it,
+at the same point of the stream. Arrival gaps, job sizes and the dispatcher
+split are drawn here, in the same ``BATCH`` blocks and with the same numpy calls
+as the SimPy engine, and handed to the kernel when it runs out: each of these
+streams is consumed in order and by nothing else, so drawing ahead changes
+nothing. The recorder's totals come back into a real `Recorder`, whose
+`metrics` computes the row as for the SimPy engine.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import itertools
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .. import arrivals
+from ..config import Point, ResolvedPolicy
+from ..messages import KINDS, Kind
+from ..metrics import METRICS, QuantileSketch, Recorder
+from ..occupancy import OCCUPANCY_METRICS
+from ..streams import BATCH, generator
+from . import state as S
+
+COMPILED: frozenset[str] = frozenset(S.POLICY_CODES)
+"""The policies with a compiled version."""
+
+AUTO_MIN_JOBS = 500_000
+"""``run.engine: auto`` runs a replication of fewer jobs (warm-up included) on SimPy.
+
+Loading the compiled kernel costs about a second per process (and compiling it,
+once per machine, about 20 s); SimPy runs 500,000 jobs in a few seconds.
+"""
+
+CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
+
+# What the kernel was written against. Anything else in a scenario (a new key, a new
+# metric column, a new policy option) is something it may not reproduce: SimPy runs it.
+_KNOWN_FIELDS = {
+    "system": {"servers", "discipline", "capacity", "speeds", "dispatchers", "dispatcher_shares", "time", "slot"},
+    "workload": {"load", "arrivals", "service"},
+    "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
+    "service": {"kind", "mean", "k", "scv", "alpha"},
+    "network": {"latency"},
+    "run": {"jobs", "warmup_jobs", "engine", "occupancy"},
+}
+_KNOWN_PARAMS = {
+    "random": set(), "round_robin": set(), "jsq": set(), "sqd": {"d", "replace"},
+    "threshold": {"d", "threshold", "replace"}, "jiq": {"d", "memory"},
+    "jbt": {"d", "period", "below", "rereport", "recheck", "reset", "initial_threshold"},
+}
+_KNOWN_METRICS = (
+    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
+    "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds", *OCCUPANCY_METRICS,
+)
+_ARRIVALS = {"poisson", "deterministic", "mmpp2", "batch_poisson", "trace"}
+
+
+def supports(point: Point, policy: ResolvedPolicy) -> str | None:
+    """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
+    scenario = point.scenario
+    system = scenario.system
+    if scenario.network.latency.mean != 0:
+        return "messages have latency"
+    if policy.name not in COMPILED:
+        return f"policy '{policy.name}' has no compiled version"
+    parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
+             "service": scenario.workload.service, "network": scenario.network, "run": scenario.run}
+    for name, part in parts.items():
+        unknown = set(type(part).model_fields) - _KNOWN_FIELDS[name]
+        if unknown:
+            return f"{name} has options the compiled engine does not know: {sorted(unknown)}"
+    unknown = set(policy.params) - _KNOWN_PARAMS[policy.name]
+    if unknown:
+        return f"policy options the compiled engine does not know: {sorted(unknown)}"
+    if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
+        return "metric columns the compiled engine does not know"
+    # Known keys the kernel does not model yet: only their neutral values run compiled.
+    if system.time != "continuous":
+        return "slotted time"
+    if system.dispatcher_shares is not None:
+        return "unequal dispatcher shares"
+    if system.speeds is not None and not isinstance(system.speeds, tuple):
+        return "speeds drawn from a law"
+    if scenario.run.occupancy:
+        return "occupancy statistics (run.occupancy)"
+    if system.discipline not in ("fifo", "pool"):
+        return f"discipline '{system.discipline}'"
+    if scenario.workload.arrivals.kind not in _ARRIVALS:
+        return f"arrivals '{scenario.workload.arrivals.kind}'"
+    params = policy.params
+    if policy.name == "jiq" and params["d"] is not None and system.dispatchers > 1 \
+            and _needs_choice(system.dispatchers, params["d"], False):
+        return "JIQ-SQ(d) with 4d > dispatchers samples with rng.choice after a departure"
+    if policy.name == "jbt" and params["reset"] and system.dispatchers > 1:
+        return "JBT-d with reset and several dispatchers"
+    return None
+
+
+@functools.cache
+def available() -> bool:
+    """Whether the kernel loads in this process: numba is installed and can cache somewhere.
+
+    Numba caches next to the package (``__pycache__``), or, where that is read-only,
+    in the user's cache folder (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` if set;
+    with none writable it refuses to load, and the SimPy engine runs instead.
+    """
+    try:
+        from . import kernel  # noqa: F401
+    except (ImportError, RuntimeError):
+        return False
+    return True
+
+
+def _needs_choice(n: int, k: int, replace: bool) -> bool:
+    return not replace and k != 2 and 4 * k > n
+
+
+def run(point: Point, policy: ResolvedPolicy, seed: int,
+        progress: Callable[[int], None] | None = None) -> dict[str, float]:
+    """One replication on the compiled engine: the metrics, as `Model.run` returns them."""
+    return record(point, policy, seed, progress).metrics()
+
+
+def record(point: Point, policy: ResolvedPolicy, seed: int,
+           progress: Callable[[int], None] | None = None) -> Recorder:
+    """One replication on the compiled engine: its `Recorder`, as the SimPy model leaves it."""
+    from .core import BATCH as KERNEL_BATCH
+    from .kernel import RESPONSE_BATCH, simulate
+
+    assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
+    scenario = point.scenario
+    system = scenario.system
+    n, dispatchers = system.servers, system.dispatchers
+    speeds = np.array(system.speeds or (1.0,), dtype=np.float64)  # one entry: all servers alike
+    params = policy.params
+    code = S.POLICY_CODES[policy.name]
+
+    P = np.zeros(S.P_NP, dtype=np.int64)
+    P[S.P_POLICY] = code
+    P[S.P_N] = n
+    P[S.P_D] = dispatchers
+    P[S.P_CAPACITY] = -1 if system.capacity is None else system.capacity
+    P[S.P_POOL] = system.discipline == "pool"
+    P[S.P_WARMUP] = scenario.run.warmup_jobs
+    P[S.P_JOBS] = scenario.run.jobs
+    d = params.get("d")
+    P[S.P_d] = -1 if d is None else d
+    P[S.P_REPLACE] = bool(params.get("replace", False))
+    P[S.P_PAIR] = code == S.SQD and d == 2 and not params["replace"]
+    P[S.P_THRESHOLD] = params.get("threshold", 0)
+    P[S.P_STRICT] = params.get("below") == "lt"
+    P[S.P_REREPORT] = bool(params.get("rereport", False))
+    P[S.P_RECHECK] = bool(params.get("recheck", False))
+    P[S.P_RESET] = bool(params.get("reset", False))
+    memory = params.get("memory")
+    P[S.P_MEMORY] = -1 if memory is None else memory
+    weighted = code == S.JBT and len(set(speeds.tolist())) > 1  # JBTPolicy.weights
+    P[S.P_WEIGHTED] = weighted
+    P[S.P_QUERY], P[S.P_REPLY], P[S.P_IDLE] = Kind.QUERY, Kind.REPLY, Kind.IDLE
+    P[S.P_REPORT], P[S.P_THRESHOLD_KIND] = Kind.REPORT, Kind.THRESHOLD
+    Q = np.zeros(S.Q_NQ)
+    Q[S.Q_PERIOD] = params.get("period", 0.0)
+    Q[S.Q_TOP] = max(speeds.tolist())
+
+    iv = np.zeros(S.I_NIV, dtype=np.int64)
+    fv = np.zeros(S.F_NFV)
+    iv[S.I_UPOS] = BATCH  # no uniform drawn yet
+    counts = np.zeros(len(KINDS), dtype=np.int64)
+    window = np.zeros((2, len(KINDS)), dtype=np.int64)
+    servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
+    servers[:, 1:3] = -1
+    inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed; one entry if all are alike
+    if len(set(speeds.tolist())) == 1:
+        inv_speed = inv_speed[:1]
+    else:
+        inv_speed = np.broadcast_to(inv_speed, (n,)).copy()
+    jobs = _Jobs(n + 64, iv)
+    heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
+    heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
+    iv[S.I_HEAP_CAP] = heap_cap
+
+    policy_rng = generator(seed, "policy")
+    interface = policy_rng.bit_generator.ctypes  # the kernel draws through it: `core.uniform`
+    bitgen = (interface.next_double, interface.state_address)
+    ubuf = np.zeros(BATCH)
+    responses = np.zeros(QuantileSketch.FLUSH)
+    sketch = QuantileSketch()
+
+    rr = np.array([k * n // dispatchers for k in range(dispatchers)], dtype=np.int64)
+    levels = 4 if code == S.JSQ else 1
+    buckets = np.zeros((levels, n if code == S.JSQ else 1), dtype=np.int64)
+    bucket_size = np.zeros(levels, dtype=np.int64)
+    position = np.zeros(n if code == S.JSQ else 1, dtype=np.int64)
+    if code == S.JSQ:
+        buckets[0] = np.arange(n)
+        bucket_size[0] = n
+        position[:] = np.arange(n)
+    iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
+    listing = code in (S.JIQ, S.JBT)
+    jbt = code == S.JBT
+    threshold = np.full(n if jbt else 1, params.get("initial_threshold", 0), dtype=np.int64)
+    listed = np.zeros(n if jbt else 1, dtype=np.int8)
+    ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
+    where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
+    count = np.zeros(dispatchers, dtype=np.int64)
+    weights = np.broadcast_to(speeds, (n,)).copy() if weighted else speeds
+    k = max(2, d or 0, 1)
+    choice = np.zeros(k, dtype=np.int64)
+    picked = np.zeros(k, dtype=np.int64)
+    values = np.zeros(k, dtype=np.int64)
+
+    gaps = _gap_blocks(point, seed)
+    sizes = _size_blocks(point, seed)
+    split = _uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
+    gap_buf = size_buf = split_buf = np.zeros(1)
+
+    budget = 1 << 62 if progress is None else 500_000  # events between progress reports
+    start = True
+    while True:
+        status = simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
+                          jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
+                          heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
+                          responses, budget, start, rr, buckets, bucket_size, position, threshold,
+                          listed, ids, where, count, weights, choice, picked, values)
+        start = False
+        if status == S.DONE:
+            break
+        if status == S.NEED_GAPS:
+            gap_buf, final = next(gaps)
+            iv[S.I_GAP], iv[S.I_NGAP], iv[S.I_GAPS_FINAL] = 0, len(gap_buf), final
+        elif status == S.NEED_SIZES:
+            size_buf = next(sizes)
+            iv[S.I_SIZE], iv[S.I_NSIZE] = 0, len(size_buf)
+        elif status == S.NEED_SPLIT:
+            assert split is not None
+            split_buf = next(split)
+            iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
+        elif status == S.NEED_JOBS:
+            jobs.grow(iv)
+        elif status == S.NEED_HEAP:
+            heap = np.concatenate([heap, np.zeros_like(heap)])
+            iv[S.I_HEAP_CAP] = len(heap)
+        elif status == S.NEED_LEVELS:
+            buckets = np.concatenate([buckets, np.zeros_like(buckets)])
+            bucket_size = np.concatenate([bucket_size, np.zeros_like(bucket_size)])
+            iv[S.I_LEVEL_CAP] = len(bucket_size)
+        elif status == S.NEED_CHOICE:
+            drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
+            choice[:len(drawn)] = [int(x) for x in drawn]
+            iv[S.I_CHOICE] = 1
+        elif status == S.FLUSH:
+            _fold(sketch, responses, int(iv[S.I_NRESP]))
+            iv[S.I_NRESP] = 0
+            if progress is not None:  # every 8,192 measured jobs
+                progress(int(iv[S.I_FINISHED]))
+        elif status == S.PAUSE:
+            progress(int(iv[S.I_FINISHED]))  # type: ignore[misc]
+        else:  # S.EMPTY: what SimPy says when run(until=done) runs out of events
+            raise RuntimeError('No scheduled events left but "until" event was not triggered')
+    _fold(sketch, responses, int(iv[S.I_NRESP]))
+    return _recorder(point, iv, fv, window, sketch)
+
+
+def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int) -> None:
+    """Bin ``responses[:n]``, the batch the SimPy engine's sketch would flush at this point."""
+    if n:
+        sketch.fold(responses[:n].copy())
+
+
+def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
+              sketch: QuantileSketch) -> Recorder:
+    import simpy
+
+    run = point.scenario.run
+    recorder = Recorder(simpy.Environment(), point.scenario.system.servers, run.warmup_jobs, run.jobs)
+    recorder.window = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist()),
+                       (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist())]
+    recorder.finished = int(iv[S.I_FINISHED])
+    recorder.blocked = int(iv[S.I_BLOCKED])
+    recorder.waited = int(iv[S.I_WAITED])
+    recorder.sum_response = float(fv[S.F_SUM_RESPONSE])
+    recorder.sum_wait = float(fv[S.F_SUM_WAIT])
+    recorder.responses = sketch
+    return recorder
+
+
+class _Jobs:
+    """Job slots (29 bytes each): arrival, size, start of service, measured, and ``next``
+    (the FIFO link, the free list, or a pool task's server).
+
+    They grow by a quarter when full, so that memory stays near the jobs in the system.
+    """
+
+    def __init__(self, capacity: int, iv: np.ndarray) -> None:
+        self.arrival = np.zeros(capacity)
+        self.size = np.zeros(capacity)
+        self.start = np.zeros(capacity)
+        self.measured = np.zeros(capacity, dtype=np.bool_)
+        self.next = np.append(np.arange(1, capacity, dtype=np.int32), np.int32(-1))
+        iv[S.I_FREE] = 0
+
+    def grow(self, iv: np.ndarray) -> None:
+        old = len(self.arrival)
+        new = old + old // 4 + 64
+        self.arrival, self.size, self.start, self.measured = (
+            np.concatenate([a, np.zeros(new - old, a.dtype)])
+            for a in (self.arrival, self.size, self.start, self.measured))
+        self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
+        iv[S.I_FREE] = old  # the list was empty
+
+
+# -- the streams, in the SimPy engine's blocks --------------------------------------------
+
+def _uniform_blocks(rng: np.random.Generator) -> Iterator[np.ndarray]:
+    """`Uniforms`' draws: rng.random(BATCH) blocks."""
+    while True:
+        yield np.concatenate([rng.random(BATCH) for _ in range(CHUNK)])
+
+
+def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
+    """`Law.sampler`'s draws (or a trace's sizes), in its BATCH blocks."""
+    workload = point.scenario.workload
+    if workload.arrivals.kind == "trace":
+        trace_sizes = arrivals.read_trace(workload.arrivals.path)[1]  # type: ignore[arg-type]
+        if trace_sizes is not None:
+            yield np.asarray(trace_sizes, dtype=np.float64)
+            return
+    law = workload.service.law()
+    if law.kind == "deterministic":
+        block = np.full(BATCH * CHUNK, float(law.mean))
+        while True:
+            yield block
+    rng = generator(seed, "sizes")
+    while True:
+        yield np.concatenate([law._draw(rng, BATCH) for _ in range(CHUNK)])
+
+
+def _gap_blocks(point: Point, seed: int) -> Iterator[tuple[np.ndarray, bool]]:
+    """`arrivals.gaps`' draws, with True once the last (finite) block is out."""
+    arrival = point.scenario.workload.arrivals
+    rate = point.rate
+    rng = generator(seed, "arrivals")
+    options = arrival.gap_options()
+    if arrival.kind == "poisson":
+        mean = 1.0 / rate
+        while True:
+            yield np.concatenate([rng.exponential(mean, BATCH) for _ in range(CHUNK)]), False
+    if arrival.kind == "deterministic":
+        block = np.full(BATCH * CHUNK, 1.0 / rate)
+        while True:
+            yield block, False
+    if arrival.kind == "batch_poisson":
+        mean_batch = options.get("mean_batch", _default("mean_batch"))
+        p = 1.0 / mean_batch
+        while True:
+            batch_gaps = rng.exponential(mean_batch / rate, BATCH)
+            batch = rng.geometric(p, BATCH)
+            out = np.zeros(int(batch.sum()))
+            out[np.cumsum(batch) - batch] = batch_gaps  # each batch: its gap, then size - 1 zeros
+            yield out, False
+    # Any other process: its own iterator, read in chunks.
+    stream = arrivals.gaps(arrival.kind, rate, rng, **options)
+    while True:
+        block = np.fromiter(itertools.islice(stream, BATCH * CHUNK), dtype=np.float64)
+        yield block, len(block) < BATCH * CHUNK
+
+
+def _default(name: str) -> Any:
+    return inspect.signature(arrivals.gaps).parameters[name].default
+

@@ -1,0 +1,315 @@
+"""The compiled driver: the event loop, the servers, the recorder and the arrival source.
+
+It replays the SimPy model of `emulator.model` event for event, in SimPy's order
+(time, then scheduling order; see `core.push`):
+
+- the source is a process that waits ``Timeout(gap)`` per arrival; batch members
+  (gap 0) arrive in the same step, without an event;
+- a FIFO server's process waits for the end of each service: one event per job,
+  scheduled when its service starts (on arrival at an idle server, or at the
+  departure of the job before it);
+- a pool schedules one completion per task when the task arrives;
+- JBT-d's timer is one event per period, scheduled after each update.
+
+The recorder's sums are updated in the same order with the same float operations
+as `emulator.metrics.Recorder`. The kernel returns whenever it needs something
+from Python (more gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a
+full response batch to fold into the quantile sketch); every such point is one
+where it can be called again and go on exactly where it stopped.
+
+A server's length changes in two places only (``length[sid] += 1`` on an accepted
+arrival, ``-= 1`` on a departure), each next to the recorder's area update for
+the same instant: statistics of the queue lengths (servers per length and their
+time integrals, accumulated lazily per length) belong there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .core import needs_choice, pop, push, unmanaged
+from .policies import dispatch, initialise, jbt_update, on_arrive, on_depart
+from .state import (
+    ARRIVAL,
+    DONE,
+    EMPTY,
+    F_A0,
+    F_A1,
+    F_AREA,
+    F_LAST,
+    F_NOW,
+    F_SUM_RESPONSE,
+    F_SUM_WAIT,
+    F_T0,
+    F_T1,
+    FLUSH,
+    I_BLOCKED,
+    I_CHOICE,
+    I_CHOICE_K,
+    I_CHOICE_N,
+    I_EDGES,
+    I_FINISHED,
+    I_FREE,
+    I_GAP,
+    I_GAPS_FINAL,
+    I_HEAP,
+    I_HEAP_CAP,
+    I_INSYS,
+    I_JOB,
+    I_LEVEL_CAP,
+    I_LEVELS,
+    I_NGAP,
+    I_NRESP,
+    I_NSIZE,
+    I_NSPLIT,
+    I_SIZE,
+    I_SPLIT,
+    I_SRC,
+    I_TRANSFERS,
+    I_WAITED,
+    JBT,
+    JSQ,
+    NEED_CHOICE,
+    NEED_GAPS,
+    NEED_HEAP,
+    NEED_JOBS,
+    NEED_LEVELS,
+    NEED_SIZES,
+    NEED_SPLIT,
+    P_CAPACITY,
+    P_D,
+    P_JOBS,
+    P_N,
+    P_PAIR,
+    P_POLICY,
+    P_POOL,
+    P_REPLACE,
+    P_WARMUP,
+    PAUSE,
+    POOL_END,
+    Q_PERIOD,
+    SERVICE_END,
+    SQD,
+    THRESHOLD,
+    UPDATE,
+    P_d,
+)
+
+RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
+
+
+@njit(cache=True)
+def _edge(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray) -> None:
+    """`Recorder.edge`: the window opens or closes now."""
+    now = fv[F_NOW]
+    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
+    fv[F_LAST] = now
+    edge = iv[I_EDGES]
+    if edge == 0:
+        fv[F_T0], fv[F_A0] = now, fv[F_AREA]
+    else:
+        fv[F_T1], fv[F_A1] = now, fv[F_AREA]
+    window[edge, :] = counts
+    iv[I_EDGES] = edge + 1
+
+
+@njit(cache=True, inline="always")
+def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
+           start: float, measured: bool) -> None:
+    """`Recorder.leave` (at_server is the arrival time: no latency)."""
+    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
+    fv[F_LAST] = now
+    iv[I_INSYS] -= 1
+    if measured:
+        response = now - arrival
+        wait = start - arrival
+        fv[F_SUM_RESPONSE] += response
+        fv[F_SUM_WAIT] += wait
+        if wait > 0.0:
+            iv[I_WAITED] += 1
+        responses[iv[I_NRESP]] = response
+        iv[I_NRESP] += 1
+        iv[I_FINISHED] += 1
+
+
+@njit(cache=True)
+def _source_choice_due(P: np.ndarray) -> bool:
+    policy = P[P_POLICY]
+    return ((policy == SQD and not P[P_PAIR]) or policy == THRESHOLD) and \
+        needs_choice(P[P_N], P[P_d], P[P_REPLACE] != 0)
+
+
+@njit(cache=True)
+def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
+             j_arrival, j_size, j_start, j_next, j_measured, heap,
+             gaps, sizes, split, rng, ubuf, responses, budget, start,
+             rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
+             choice, picked, values):
+    """Run until done or until Python is needed; return the reason (a `state` code).
+
+    ``start`` is true on the first call: replay the model's construction and the
+    URGENT process initialisations at time 0.
+    """
+    # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
+    P, Q, iv, fv, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
+        unmanaged(counts), unmanaged(window)
+    servers, inv_speed = unmanaged(servers), unmanaged(inv_speed)
+    # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
+    # cache line holds all a job needs of it, which matters once N outgrows the caches.
+    length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
+    speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
+    j_arrival, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_size), \
+        unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
+    heap = unmanaged(heap)
+    gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
+        unmanaged(ubuf), unmanaged(responses)
+    rr, buckets, bucket_size, position = unmanaged(rr), unmanaged(buckets), unmanaged(bucket_size), \
+        unmanaged(position)
+    threshold, listed, ids, where, count = unmanaged(threshold), unmanaged(listed), unmanaged(ids), \
+        unmanaged(where), unmanaged(count)
+    weights, choice, picked, values = unmanaged(weights), unmanaged(choice), unmanaged(picked), \
+        unmanaged(values)
+    n_dispatchers = P[P_D]
+    capacity = P[P_CAPACITY]
+    pool = P[P_POOL] != 0
+    warmup, jobs = P[P_WARMUP], P[P_JOBS]
+    policy = P[P_POLICY]
+    choice_at_dispatch = _source_choice_due(P)
+    choice_at_update = policy == JBT and needs_choice(P[P_N], P[P_d], False)
+    if start:
+        # Policy constructors (JIQ's tokens, JBT-d's checks), then the processes' first
+        # steps in creation order: servers (idle), JBT-d's timer, the source (its first gap).
+        initialise(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice,
+                   picked, values)
+        if policy == JBT:
+            push(heap, iv, 0.0 + Q[Q_PERIOD], UPDATE)
+        iv[I_SRC] = 2
+    while True:
+        # -- the source, when a job is due now or it needs its next gap ------------------
+        while iv[I_SRC] == 1 or iv[I_SRC] == 2:
+            if iv[I_SRC] == 1:
+                if iv[I_SIZE] >= iv[I_NSIZE]:
+                    return NEED_SIZES
+                if n_dispatchers > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
+                    return NEED_SPLIT
+                if iv[I_FREE] < 0:
+                    return NEED_JOBS
+                if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+                    return NEED_HEAP
+                if policy == JSQ and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
+                    return NEED_LEVELS
+                if choice_at_dispatch and iv[I_CHOICE] == 0:
+                    iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
+                    return NEED_CHOICE
+                now = fv[F_NOW]
+                job = iv[I_JOB]
+                if job == warmup or job == warmup + jobs:
+                    _edge(iv, fv, counts, window)
+                size = sizes[iv[I_SIZE]]
+                iv[I_SIZE] += 1
+                measured = warmup <= job < warmup + jobs
+                iv[I_JOB] = job + 1
+                dispatcher = 0
+                if n_dispatchers > 1:
+                    dispatcher = int(split[iv[I_SPLIT]] * n_dispatchers)
+                    iv[I_SPLIT] += 1
+                sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, dispatcher, rr, buckets,
+                                         bucket_size, ids, where, count, weights, choice, picked, values)
+                # Channel.transfer, then the server's accept.
+                iv[I_TRANSFERS] += 1
+                blocked = capacity >= 0 and length[sid] >= capacity
+                if blocked:
+                    if measured:  # Recorder.block
+                        iv[I_BLOCKED] += 1
+                        iv[I_FINISHED] += 1
+                else:
+                    slot = iv[I_FREE]
+                    iv[I_FREE] = j_next[slot]
+                    j_arrival[slot] = now
+                    j_size[slot] = size
+                    j_measured[slot] = measured
+                    length[sid] += 1
+                    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
+                    fv[F_LAST] = now
+                    iv[I_INSYS] += 1
+                    if pool:
+                        j_start[slot] = now
+                        j_next[slot] = sid
+                        push(heap, iv, now + size * inv_speed[sid * speed_index], POOL_END + 4 * slot)
+                    else:
+                        j_next[slot] = -1
+                        if tail[sid] < 0:
+                            head[sid] = slot
+                        else:
+                            j_next[tail[sid]] = slot
+                        tail[sid] = slot
+                        if length[sid] == 1:  # idle: its service starts now
+                            j_start[slot] = now
+                            push(heap, iv, now + size * inv_speed[sid * speed_index],
+                                 SERVICE_END + 4 * sid)
+                # One call site per hook: each is inlined, and compiling it twice would cost seconds.
+                on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                          listed, ids, where, count, sid, blocked, via_list)
+                iv[I_SRC] = 2
+            else:
+                if iv[I_GAP] >= iv[I_NGAP]:
+                    if iv[I_GAPS_FINAL]:  # a finite trace ended: Recorder.exhausted
+                        if iv[I_EDGES] == 1:
+                            _edge(iv, fv, counts, window)
+                        iv[I_SRC] = 3
+                        break
+                    return NEED_GAPS
+                gap = gaps[iv[I_GAP]]
+                iv[I_GAP] += 1
+                if gap > 0.0:
+                    push(heap, iv, fv[F_NOW] + gap, ARRIVAL)
+                    iv[I_SRC] = 0
+                else:
+                    iv[I_SRC] = 1
+        # -- done, or something to hand to Python ---------------------------------------
+        if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:
+            return DONE
+        if iv[I_NRESP] >= RESPONSE_BATCH:
+            return FLUSH
+        if iv[I_HEAP] == 0:
+            return EMPTY
+        if budget <= 0:
+            return PAUSE
+        code = int(heap[0, 2])
+        kind = code & 3
+        if kind == UPDATE and choice_at_update and iv[I_CHOICE] == 0:
+            iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
+            return NEED_CHOICE
+        # -- the next event -----------------------------------------------------------------
+        now = heap[0, 0]
+        fv[F_NOW] = now
+        pop(heap, iv)
+        budget -= 1
+        if kind == ARRIVAL:
+            iv[I_SRC] = 1
+        elif kind == SERVICE_END or kind == POOL_END:
+            if kind == SERVICE_END:  # the FIFO server's first job leaves
+                sid = code >> 2
+                slot = head[sid]
+                head[sid] = j_next[slot]
+                if head[sid] < 0:
+                    tail[sid] = -1
+            else:  # a pool task completes
+                slot = code >> 2
+                sid = j_next[slot]
+            length[sid] -= 1
+            _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
+            j_next[slot] = iv[I_FREE]
+            iv[I_FREE] = slot
+            on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
+                      listed, ids, where, count, choice, picked, values, sid)
+            if kind == SERVICE_END:  # the next job's service starts
+                following = head[sid]
+                if following >= 0:
+                    j_start[following] = now
+                    push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
+                         SERVICE_END + 4 * sid)
+        else:
+            jbt_update(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice, picked)
+            push(heap, iv, now + Q[Q_PERIOD], UPDATE)

@@ -1,0 +1,104 @@
+"""Slot numbers of the compiled engine's scalar state, and the codes the kernel returns.
+
+The kernel keeps its scalars in two small arrays (``iv`` int64, ``fv`` float64)
+so that it can return to Python at any resumable point and be called again
+with everything where it left it.
+"""
+
+from __future__ import annotations
+
+# -- what the kernel returns ------------------------------------------------------------
+DONE = 0  # every measured job has left and the window is closed
+NEED_GAPS = 1  # the gap buffer is empty: refill it (or mark it final)
+NEED_SIZES = 2
+NEED_SPLIT = 3  # the dispatcher-split uniforms
+NEED_JOBS = 4  # no free job slot: grow the job arrays
+NEED_HEAP = 5  # the event heap is full: grow it
+NEED_LEVELS = 6  # JSQ's length buckets are full: add levels
+NEED_CHOICE = 7  # Uniforms.sample falls back to rng.choice: draw it in Python
+FLUSH = 8  # the response buffer holds a full QuantileSketch batch: fold it
+PAUSE = 9  # the event budget of this call is spent (progress reports)
+EMPTY = 10  # no event left before the run is done
+
+# -- integer scalars (iv) ---------------------------------------------------------------
+I_EID = 0  # next event id
+I_HEAP = 1  # events in the heap
+I_JOB = 2  # jobs created so far
+I_INSYS = 3  # jobs at servers
+I_FINISHED = 4
+I_BLOCKED = 5
+I_WAITED = 6
+I_EDGES = 7  # window edges passed (0, 1, 2)
+I_TRANSFERS = 8
+I_FREE = 9  # head of the free list of job slots (-1: none)
+I_SRC = 10  # source state: 0 waits for its timeout, 1 a job is due now, 2 needs its next gap, 3 ended
+I_GAP = 11  # read position in the gap buffer
+I_NGAP = 12  # valid gaps in the buffer
+I_SIZE = 13
+I_NSIZE = 14
+I_SPLIT = 15
+I_NSPLIT = 16
+I_UPOS = 17  # read position in the policy's uniform batch
+I_NRESP = 18  # responses buffered
+I_CHOICE = 19  # 1 when ``choice`` holds a fresh rng.choice draw
+I_CHOICE_N = 20  # what to draw: rng.choice(n, size=k, replace=False)
+I_CHOICE_K = 21
+I_GAPS_FINAL = 22  # 1 when the gap buffer holds the end of a finite trace
+I_LEVELS = 23  # JSQ: length buckets in use (len(LengthIndex.buckets))
+I_LOW = 24  # JSQ: the smallest non-empty bucket
+I_HEAP_CAP = 25
+I_LEVEL_CAP = 26
+I_NIV = 27
+
+# -- float scalars (fv) -----------------------------------------------------------------
+F_NOW = 0
+F_LAST = 1  # Recorder.last
+F_AREA = 2  # Recorder.area
+F_SUM_RESPONSE = 3
+F_SUM_WAIT = 4
+F_T0 = 5  # window edges: time and area at open and close
+F_A0 = 6
+F_T1 = 7
+F_A1 = 8
+F_NFV = 9
+
+# -- parameters (P, int64) --------------------------------------------------------------
+P_POLICY = 0
+P_N = 1
+P_D = 2  # dispatchers
+P_CAPACITY = 3  # -1: none
+P_POOL = 4
+P_WARMUP = 5
+P_JOBS = 6
+P_d = 7  # d of SQ(d), threshold, JBT-d; JIQ-SQ(d) (-1: JIQ-Random)
+P_REPLACE = 8
+P_THRESHOLD = 9
+P_STRICT = 10
+P_REREPORT = 11
+P_RECHECK = 12
+P_RESET = 13
+P_MEMORY = 14  # JIQ I-queue bound (-1: none)
+P_WEIGHTED = 15  # JBT with heterogeneous speeds
+P_QUERY = 16  # message-kind indices of the counters
+P_REPLY = 17
+P_IDLE = 18
+P_REPORT = 19
+P_THRESHOLD_KIND = 20
+P_PAIR = 21  # SQ(2) without replacement: the written-out path
+P_NP = 22
+
+# -- float parameters (Q) ----------------------------------------------------------------
+Q_PERIOD = 0
+Q_TOP = 1  # JBT: max(weights)
+Q_NQ = 2
+
+# -- policies ---------------------------------------------------------------------------
+RANDOM, ROUND_ROBIN, JSQ, SQD, THRESHOLD, JIQ, JBT = range(7)
+POLICY_CODES = {"random": RANDOM, "round_robin": ROUND_ROBIN, "jsq": JSQ, "sqd": SQD,
+                "threshold": THRESHOLD, "jiq": JIQ, "jbt": JBT}
+
+# -- event kinds (low two bits of an event's code; the rest is its argument) -------------
+ARRIVAL = 0  # the source's timeout
+SERVICE_END = 1  # a FIFO server's service end (argument: server)
+POOL_END = 2  # a pool task's completion (argument: job slot)
+UPDATE = 3  # JBT-d's threshold update

@@ -1,0 +1,192 @@
+"""The compiled engine gives the SimPy engine's rows, seed for seed, wherever it claims to.
+
+Every column of ``runs.csv`` but ``wall_seconds`` and ``engine`` must be equal
+(floats compared by repr): the equivalence harness's zero-latency cases, a
+hypothesis-drawn family of small scenarios, traces. And the engine choice:
+``auto``/``compiled`` fall back to SimPy for what the compiled engine does not
+reproduce exactly, and ``runs.csv`` says which engine ran.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import make_point, trace_arrivals
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import emulator
+from emulator import compiled
+from emulator.compiled import engine as compiled_engine
+from emulator.model import build_model
+from emulator.runner import Task, choose_engine, run_task
+
+ROOT = Path(__file__).resolve().parents[1]
+IGNORED = ("wall_seconds", "engine")
+
+
+def same_row(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Simulate on both engines; assert the rows are equal but for the ignored columns."""
+    policy = options.pop("policy")
+    old = emulator.simulate(policy, engine="simpy", **options)
+    new = emulator.simulate(policy, engine="compiled", **options)
+    assert old["engine"] == "simpy"
+    assert new["engine"] == "compiled", "the compiled engine did not run this case"
+    differ = {k: (old[k], new[k]) for k in old if k not in IGNORED and repr(old[k]) != repr(new[k])}
+    assert not differ, differ
+    return old, new
+
+
+def equivalence_cases() -> dict[str, dict[str, Any]]:
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import equivalence
+    finally:
+        sys.path.pop(0)
+    return {key: kw for key, kw in equivalence.cases().items() if kw["latency"] is None}
+
+
+CASES = equivalence_cases()
+
+
+@pytest.mark.slow
+def test_every_zero_latency_equivalence_case_is_identical() -> None:
+    """`benchmarks/equivalence.py`'s zero-latency cases: every policy and variant, identical rows."""
+    assert len(CASES) >= 50
+    for key, kw in CASES.items():
+        options = {k: v for k, v in kw.items() if k != "latency"}
+        options["jobs"] = min(options["jobs"], 4000)  # the same paths; the full lengths: --engines
+        try:
+            same_row(options)
+        except AssertionError as exc:
+            raise AssertionError(f"{key}: {exc}") from None
+
+
+POLICIES = st.sampled_from([
+    {"policy": "random"}, {"policy": "round_robin"}, {"policy": "jsq"},
+    {"policy": "sqd", "d": 2}, {"policy": "sqd", "d": 3}, {"policy": "sqd", "d": 2, "replace": True},
+    {"policy": "threshold", "d": 2, "threshold": 1}, {"policy": "threshold", "d": 3, "threshold": 2},
+    {"policy": "jiq"}, {"policy": "jiq", "memory": 1}, {"policy": "jiq", "d": 2},
+    {"policy": "jbt", "d": 2, "period": 2.0}, {"policy": "jbt", "d": 1, "period": 0.5, "below": "lt"},
+    {"policy": "jbt", "d": 3, "period": 3.0, "rereport": False, "recheck": False, "initial_threshold": 1},
+    {"policy": "jbt", "d": 2, "period": 1.0, "reset": True},
+])
+SERVICE = st.sampled_from([
+    "exponential", "deterministic", {"kind": "erlang", "k": 3}, {"kind": "hyperexponential", "scv": 4.0},
+    {"kind": "lognormal", "scv": 2.0}, {"kind": "pareto", "alpha": 2.5},
+])
+ARRIVALS = st.sampled_from([
+    "poisson", "deterministic", {"kind": "mmpp2", "burstiness": 3.0, "switch_rate": 0.5},
+    {"kind": "batch_poisson", "mean_batch": 3.0},
+])
+
+
+@st.composite
+def scenarios(draw: st.DrawFn) -> dict[str, Any]:
+    servers = draw(st.integers(1, 24))
+    policy = dict(draw(POLICIES))
+    if "d" in policy and policy["policy"] != "jiq":
+        policy["d"] = min(policy["d"], servers)
+    dispatchers = draw(st.integers(1, 4))
+    if policy["policy"] == "jiq" and "d" in policy:
+        dispatchers = max(dispatchers, 2)
+    if policy["policy"] == "jbt" and policy.get("reset"):
+        dispatchers = 1  # reset with several dispatchers is not compiled (yet)
+    options: dict[str, Any] = {
+        **policy, "servers": servers, "dispatchers": dispatchers,
+        "load": draw(st.sampled_from([0.3, 0.7, 0.95, 1.1])), "allow_unstable": True,
+        "jobs": draw(st.integers(50, 1500)), "warmup_jobs": draw(st.integers(0, 300)),
+        "seed": draw(st.integers(0, 2**31)), "service": draw(SERVICE), "arrivals": draw(ARRIVALS),
+        "discipline": draw(st.sampled_from(["fifo", "fifo", "pool"])),
+    }
+    if draw(st.booleans()):
+        options["capacity"] = draw(st.integers(1, 4))
+    if draw(st.booleans()):
+        options["speeds"] = draw(st.lists(st.sampled_from([0.5, 1.0, 1.5, 3.0]), min_size=servers,
+                                          max_size=servers))
+    return options
+
+
+@pytest.mark.slow
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(scenarios())
+def test_drawn_scenarios_are_identical(options: dict[str, Any]) -> None:
+    same_row(options)
+
+
+def test_a_trace_replays_identically(tmp_path: Path) -> None:
+    """Trace arrivals with sizes, ties and a window closed by the end of the trace."""
+    rows = [(0.0, 1.0), (0.0, 0.5), (0.4, 2.0), (0.4, 0.1), (1.5, 1.0), (2.0, 3.0), (2.0, 0.2), (2.1, 0.7)]
+    rows += [(3.0 + 0.37 * i, 0.3 + (i % 5) * 0.4) for i in range(200)]
+    for policy in ({"name": "jsq"}, {"name": "jbt", "d": 2, "period": 1.0}, {"name": "sqd", "d": 2}):
+        for jobs in (None, 150):
+            options = trace_arrivals(tmp_path, rows, jobs)
+            point = make_point(policy, servers=3, **options)
+            task = Task(point, point.policies[0], 0, 5)
+            assert compiled.supports(point, point.policies[0]) is None
+            expected = build_model(point, point.policies[0], 5).run()
+            got = compiled.run(point, point.policies[0], 5)
+            assert {k: repr(v) for k, v in got.items()} == {k: repr(v) for k, v in expected.items()}, \
+                (policy, jobs)
+            assert choose_engine(task.point, task.policy) == "simpy"  # auto: too short for the kernel
+
+
+def test_what_is_not_compiled_runs_on_simpy() -> None:
+    latency = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled",
+                                 latency={"kind": "deterministic", "mean": 0.1})
+    assert latency["engine"] == "simpy"
+    # JIQ-SQ(3) with 4 dispatchers samples them with rng.choice after a departure.
+    choice = emulator.simulate("jiq", d=3, dispatchers=4, servers=4, jobs=200, engine="compiled")
+    assert choice["engine"] == "simpy"
+    assert emulator.simulate("jsq", servers=4, jobs=200, engine="simpy")["engine"] == "simpy"
+
+
+def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    point = make_point({"name": "jsq"}, servers=4, jobs=100)
+    policy = point.policies[0]
+    assert compiled.supports(point, policy) is None
+    known = dict(compiled_engine._KNOWN_FIELDS)
+    known["system"] = known["system"] - {"speeds"}  # as if `speeds` were a new option
+    monkeypatch.setattr(compiled_engine, "_KNOWN_FIELDS", known)
+    reason = compiled.supports(point, policy)
+    assert reason is not None and "speeds" in reason
+    monkeypatch.undo()
+    monkeypatch.setattr(compiled_engine, "_KNOWN_PARAMS", {**compiled_engine._KNOWN_PARAMS, "sqd": {"d"}})
+    sqd = make_point({"name": "sqd", "d": 2}, servers=4, jobs=100)
+    assert "replace" in (compiled.supports(sqd, sqd.policies[0]) or "")
+    monkeypatch.undo()
+    monkeypatch.setattr(compiled_engine, "_KNOWN_METRICS", compiled_engine._KNOWN_METRICS[:-1])
+    assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
+
+
+def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
+    short = make_point({"name": "sqd", "d": 2}, servers=10, jobs=1000)
+    assert choose_engine(short, short.policies[0]) == "simpy"
+    long = make_point({"name": "sqd", "d": 2}, servers=10, jobs=compiled.AUTO_MIN_JOBS)
+    assert choose_engine(long, long.policies[0]) == "compiled"
+    latency = make_point({"name": "sqd", "d": 2}, servers=10, jobs=compiled.AUTO_MIN_JOBS, latency=0.1)
+    assert choose_engine(latency, latency.policies[0]) == "simpy"
+    row = run_task(Task(short, short.policies[0], 0, 3))
+    assert row["engine"] == "simpy"
+
+
+def test_the_cli_lists_the_compiled_policies(capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    assert main(["policies"]) == 0
+    lines = {line.split(" ", 1)[0]: line for line in capsys.readouterr().out.splitlines()
+             if not line.startswith(" ")}
+    for name in compiled.COMPILED:
+        assert lines[name].endswith("engines: simpy, compiled")
+
+
+def test_progress_reports_do_not_change_the_row() -> None:
+    point = make_point({"name": "jsq"}, servers=8, jobs=30_000, warmup=100, load=0.8)
+    task = Task(point, point.policies[0], 0, 4)
+    seen: list[int] = []
+    reported = compiled.run(point, point.policies[0], 4, seen.append)
+    assert seen == sorted(seen) and seen[0] > 0 and seen[-1] <= 30_000
+    assert reported == compiled.run(task.point, task.policy, 4)
