@@ -9,8 +9,8 @@ changed one, naming what changed.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
