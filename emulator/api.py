@@ -148,14 +148,13 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
         from .output import write_scenario
         from .store import Store
 
-        identity = scenario.to_dict()
-        identity["run"].pop("engine")  # both engines give the same rows: a folder resumes on either
+        identity = _identity(scenario)
         if scenario.workload.arrivals.kind == "trace":  # the results depend on the file's contents too
             import hashlib
 
             trace = Path(scenario.workload.arrivals.path)  # type: ignore[arg-type]
             identity["trace_sha256"] = hashlib.sha256(trace.read_bytes()).hexdigest()[:16]
-        store = Store(Path(out), identity, force=force)
+        store = Store(Path(out), identity, force=force, canonical=_canonical)
         write_scenario(Path(out), scenario)
     rows: dict[tuple[int, str, int], dict[str, Any]] = store.finished() if store is not None else {}
     for stored in rows.values():  # the name may change between runs in one folder; the results do not
@@ -202,6 +201,33 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
 
         write_results(Path(out), results)
     return results
+
+
+def _identity(scenario: Scenario) -> dict[str, Any]:
+    """What a results folder's store is keyed by: the scenario, less what changes no row."""
+    identity = scenario.to_dict()
+    identity["run"].pop("engine")  # both engines give the same rows: a folder resumes on either
+    return identity
+
+
+def _canonical(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored identity as this version would write it.
+
+    Keys added to scenarios since it was stored take their defaults, which by rule
+    reproduce the earlier behaviour; so a results folder made by an earlier version
+    resumes instead of being refused as a different scenario. Changed values still
+    count as changes: a stored identity holds every key, defaults included.
+    """
+    from pydantic import ValidationError
+
+    data = {key: value for key, value in stored.items() if key != "trace_sha256"}
+    try:
+        canonical = _identity(Scenario.model_validate(data))
+    except ValidationError:
+        return stored  # a key since removed or renamed: compared as it is (and so refused)
+    if "trace_sha256" in stored:
+        canonical["trace_sha256"] = stored["trace_sha256"]
+    return canonical
 
 
 def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict[str, Any]],

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -69,8 +70,12 @@ class Store:
     and made afresh. Nothing else in the folder is touched.
     """
 
-    def __init__(self, folder: Path, scenario_dict: dict[str, Any], force: bool = False) -> None:
+    def __init__(self, folder: Path, scenario_dict: dict[str, Any], force: bool = False,
+                 canonical: Callable[[dict[str, Any]], dict[str, Any]] | None = None) -> None:
         self.path = folder / FILENAME
+        # A stored scenario as the running version would write it (keys added since take
+        # their defaults), so that a folder made by an earlier version still resumes.
+        self.canonical = canonical
         current = _comparable(json.loads(json.dumps(scenario_dict, sort_keys=True)))
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -105,6 +110,8 @@ class Store:
             # store at the same moment, the second waits and then sees the first one's scenario.
             self.db.execute("BEGIN IMMEDIATE")
             stored = self._check()
+            if stored is not None and self.canonical is not None:
+                stored = _comparable(self.canonical(stored))
             if stored is not None and stored != current:
                 if not force:
                     self.db.execute("ROLLBACK")

@@ -298,6 +298,38 @@ def test_two_runs_creating_one_store_at_once_cannot_both_claim_it(tmp_path: Path
     assert len(claimed) == 1 and len(refused) == 1 and "different scenario (seed:" in refused[0]
 
 
+def _edit_stored_scenario(folder: Path, edit: Any) -> None:
+    import json
+
+    db = sqlite3.connect(folder / "store.sqlite")
+    stored = json.loads(db.execute("SELECT value FROM meta WHERE key = 'scenario'").fetchone()[0])
+    edit(stored)
+    db.execute("UPDATE meta SET value = ? WHERE key = 'scenario'", (json.dumps(stored, sort_keys=True),))
+    db.commit()
+    db.close()
+
+
+def test_a_folder_from_an_earlier_version_resumes(tmp_path: Path) -> None:
+    """Keys added to scenarios since a store was written take their defaults; changed values still count."""
+    scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
+    first = emulator.run(scenario, workers=1, out=tmp_path)
+
+    def earlier(stored: dict[str, Any]) -> None:  # as written before these keys existed
+        del stored["system"]["time"], stored["run"]["occupancy"]
+
+    _edit_stored_scenario(tmp_path, earlier)
+    again = emulator.run(scenario, workers=1, out=tmp_path)
+    # Nothing was recomputed: even the computer times are the stored ones.
+    assert again.runs["wall_seconds"].tolist() == first.runs["wall_seconds"].tolist()
+
+    def other_value(stored: dict[str, Any]) -> None:
+        stored["run"]["occupancy"] = False
+
+    _edit_stored_scenario(tmp_path, other_value)
+    with pytest.raises(ScenarioError, match=r"run\.occupancy: False -> True"):
+        emulator.run(scenario, workers=1, out=tmp_path)
+
+
 def test_renamed_scenario_reuses_results_under_its_new_name(tmp_path: Path) -> None:
     scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
     emulator.run(scenario, workers=1, out=tmp_path)
