@@ -135,8 +135,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     scenario = point.scenario
     system = scenario.system
     n, dispatchers = system.servers, system.dispatchers
-    server_speeds, rate = _speeds(point, policy, seed)  # the model's: drawn speeds, and its overload check
-    speeds = np.array(server_speeds, dtype=np.float64)
+    if system.speeds is None:
+        speeds, rate = np.ones(1), point.rate
+    else:  # the model's function: speeds drawn from a law, and its overload check of the draw
+        server_speeds, rate = _speeds(point, policy, seed)
+        speeds = np.array(server_speeds, dtype=np.float64)
+    alike = bool(speeds.min() == speeds.max())
+    if alike:
+        speeds = speeds[:1]  # one entry: every server has this speed
     params = policy.params
     code = S.POLICY_CODES[policy.name]
 
@@ -159,7 +165,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_RESET] = bool(params.get("reset", False))
     memory = params.get("memory")
     P[S.P_MEMORY] = -1 if memory is None else memory
-    weighted = code == S.JBT and len(set(speeds.tolist())) > 1  # JBTPolicy.weights
+    weighted = code == S.JBT and not alike  # JBTPolicy.weights
     P[S.P_WEIGHTED] = weighted
     P[S.P_OCCUPANCY] = scenario.run.occupancy
     shares = system.dispatcher_shares
@@ -170,7 +176,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     bounds = [] if shares is None else [*itertools.accumulate(shares[:-1]), math.inf]
     Q = np.zeros(S.Q_NQ + len(bounds))
     Q[S.Q_PERIOD] = params.get("period", 0.0)
-    Q[S.Q_TOP] = max(speeds.tolist())
+    Q[S.Q_TOP] = float(speeds.max())
     Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
@@ -180,11 +186,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     window = np.zeros((2, len(KINDS)), dtype=np.int64)
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
-    inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed; one entry if all are alike
-    if len(set(speeds.tolist())) == 1:
-        inv_speed = inv_speed[:1]
-    else:
-        inv_speed = np.broadcast_to(inv_speed, (n,)).copy()
+    inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
     jobs = _Jobs(n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
@@ -214,7 +216,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
     where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
     count = np.zeros(dispatchers, dtype=np.int64)
-    weights = np.broadcast_to(speeds, (n,)).copy() if weighted else speeds
+    weights = speeds
     k = max(2, d or 0, 1)
     choice = np.zeros(k, dtype=np.int64)
     picked = np.zeros(k, dtype=np.int64)
