@@ -276,6 +276,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         else:  # S.EMPTY: what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
     _fold(sketch, responses, int(iv[S.I_NRESP]))
+    if progress is not None:  # the last report says done, as `Model.run`'s does
+        progress(int(iv[S.I_FINISHED]))
     recorder = _recorder(point, iv, fv, window, sketch)
     if scenario.run.occupancy:
         recorder.occupancy = occupancy.observer(point, iv, fv)
