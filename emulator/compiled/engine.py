@@ -8,8 +8,10 @@ at the same point of the stream. Arrival gaps, job sizes and the dispatcher
 split are drawn here, in the same ``BATCH`` blocks and with the same numpy calls
 as the SimPy engine, and handed to the kernel when it runs out: each of these
 streams is consumed in order and by nothing else, so drawing ahead changes
-nothing. The recorder's totals come back into a real `Recorder`, whose
-`metrics` computes the row as for the SimPy engine.
+nothing. Speeds drawn from a law come from the model's own `_speeds` (the same
+draws, rate and overload check). The recorder's totals, and the occupancy
+observer's state, come back into a real `Recorder` and `Occupancy`, whose
+`metrics` and `arrays` compute the row as for the SimPy engine.
 """
 
 from __future__ import annotations
