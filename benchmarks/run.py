@@ -275,6 +275,19 @@ def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: 
                   fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 0.05,
                   f"(x{slow / fast:.1f} faster; rows {'identical' if same else 'DIFFERENT'})")
         record[f"compiled_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
+    # The same with the occupancy observer on (run.occupancy: the default in scenarios).
+    for policy, n, params, label in COMPILED_CASES:
+        m = best_of({"simpy": emulated(policy, n, jobs, warmup, params=params, occupancy=True),
+                     "compiled": emulated(policy, n, jobs, warmup, engine="compiled", params=params,
+                                          occupancy=True)}, max(1, repeat // 2))
+        (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
+        same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row if k not in ("wall_seconds", "engine"))
+        per_job = 1e9 / (jobs + warmup)
+        table.add(f"compiled vs SimPy, occupancy on, {label} N={n}",
+                  f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
+                  fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 0.05,
+                  f"(x{slow / fast:.1f} faster; rows {'identical' if same else 'DIFFERENT'})")
+        record[f"compiled_occupancy_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
     for policy, n in (("jsq", 10), ("sqd", 100)):
         m = best_of({"compiled": emulated(policy, n, jobs, warmup, engine="compiled"),
                      "baseline": baselined(policy, n, jobs, warmup)}, max(1, repeat // 2))

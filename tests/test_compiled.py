@@ -9,9 +9,11 @@ reproduce exactly, and ``runs.csv`` says which engine ran.
 
 from __future__ import annotations
 
+import math
 import sys
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from conftest import make_point, trace_arrivals
@@ -19,8 +21,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import emulator
-from emulator import compiled
+from emulator import api, compiled
 from emulator.compiled import engine as compiled_engine
+from emulator.errors import ScenarioError
 from emulator.model import build_model
 from emulator.runner import Task, choose_engine, run_task
 
@@ -28,11 +31,35 @@ ROOT = Path(__file__).resolve().parents[1]
 IGNORED = ("wall_seconds", "engine")
 
 
+def full_row(policy: str, **options: Any) -> dict[str, Any]:
+    """`emulator.simulate`'s row with the sketch's ``response_bins``, which it leaves out (runs.csv has them)."""
+    rows: list[dict[str, Any]] = []
+
+    def keep(task: Task) -> dict[str, Any]:
+        row = run_task(task)
+        rows.append(dict(row))
+        return row
+
+    with mock.patch.object(api, "run_task", keep):
+        emulator.simulate(policy, **options)
+    return rows[0]
+
+
 def same_row(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Simulate on both engines; assert the rows are equal but for the ignored columns."""
+    """Simulate on both engines; assert the rows are equal but for the ignored columns.
+
+    A scenario that one engine refuses (drawn speeds that overload a server under a
+    speed-oblivious policy) must be refused by the other with the same message.
+    """
     policy = options.pop("policy")
-    old = emulator.simulate(policy, engine="simpy", **options)
-    new = emulator.simulate(policy, engine="compiled", **options)
+    try:
+        old = full_row(policy, engine="simpy", **options)
+    except ScenarioError as exc:
+        with pytest.raises(ScenarioError) as refused:
+            full_row(policy, engine="compiled", **options)
+        assert str(refused.value) == str(exc)
+        return {}, {}
+    new = full_row(policy, engine="compiled", **options)
     assert old["engine"] == "simpy"
     assert new["engine"] == "compiled", "the compiled engine did not run this case"
     differ = {k: (old[k], new[k]) for k in old if k not in IGNORED and repr(old[k]) != repr(new[k])}
@@ -59,6 +86,10 @@ def test_every_zero_latency_equivalence_case_is_identical() -> None:
     for key, kw in CASES.items():
         options = {k: v for k, v in kw.items() if k != "latency"}
         options["jobs"] = min(options["jobs"], 4000)  # the same paths; the full lengths: --engines
+        if options.get("time") == "slotted":  # not modelled by the kernel: SimPy runs it
+            policy = options.pop("policy")
+            assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy", key
+            continue
         try:
             same_row(options)
         except AssertionError as exc:
@@ -73,6 +104,7 @@ POLICIES = st.sampled_from([
     {"policy": "jbt", "d": 2, "period": 2.0}, {"policy": "jbt", "d": 1, "period": 0.5, "below": "lt"},
     {"policy": "jbt", "d": 3, "period": 3.0, "rereport": False, "recheck": False, "initial_threshold": 1},
     {"policy": "jbt", "d": 2, "period": 1.0, "reset": True},
+    {"policy": "jbt", "d": 3, "period": 0.7, "reset": True, "below": "lt", "rereport": False},
 ])
 SERVICE = st.sampled_from([
     "exponential", "deterministic", {"kind": "erlang", "k": 3}, {"kind": "hyperexponential", "scv": 4.0},
@@ -81,6 +113,11 @@ SERVICE = st.sampled_from([
 ARRIVALS = st.sampled_from([
     "poisson", "deterministic", {"kind": "mmpp2", "burstiness": 3.0, "switch_rate": 0.5},
     {"kind": "batch_poisson", "mean_batch": 3.0},
+])
+
+
+SPEED_LAWS = st.sampled_from([
+    {"kind": "exponential", "mean": 1.0}, {"kind": "erlang", "k": 2, "mean": 2.0}, {"kind": "lognormal", "scv": 0.5},
 ])
 
 
@@ -93,25 +130,33 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     dispatchers = draw(st.integers(1, 4))
     if policy["policy"] == "jiq" and "d" in policy:
         dispatchers = max(dispatchers, 2)
-    if policy["policy"] == "jbt" and policy.get("reset"):
-        dispatchers = 1  # reset with several dispatchers is not compiled (yet)
     options: dict[str, Any] = {
         **policy, "servers": servers, "dispatchers": dispatchers,
-        "load": draw(st.sampled_from([0.3, 0.7, 0.95, 1.1])), "allow_unstable": True,
-        "jobs": draw(st.integers(50, 1500)), "warmup_jobs": draw(st.integers(0, 300)),
+        "load": draw(st.sampled_from([0.3, 0.7, 0.95, 1.1])), "allow_unstable": draw(st.booleans()),
+        # From 100 jobs: a hyperexponential law with scv 4 needs 80 (`limits.RARE_JOBS`).
+        "jobs": draw(st.integers(100, 1500)), "warmup_jobs": draw(st.integers(0, 300)),
         "seed": draw(st.integers(0, 2**31)), "service": draw(SERVICE), "arrivals": draw(ARRIVALS),
         "discipline": draw(st.sampled_from(["fifo", "fifo", "pool"])),
+        "occupancy": draw(st.booleans()),
     }
+    if options["load"] >= 1:
+        options["allow_unstable"] = True
+    if dispatchers > 1 and draw(st.booleans()):
+        weights = draw(st.lists(st.integers(1, 5), min_size=dispatchers, max_size=dispatchers))
+        options["dispatcher_shares"] = [w / sum(weights) for w in weights]
     if draw(st.booleans()):
         options["capacity"] = draw(st.integers(1, 4))
-    if draw(st.booleans()):
+    speeds = draw(st.sampled_from(["equal", "listed", "drawn"]))
+    if speeds == "listed":
         options["speeds"] = draw(st.lists(st.sampled_from([0.5, 1.0, 1.5, 3.0]), min_size=servers,
                                           max_size=servers))
+    elif speeds == "drawn":
+        options["speeds"] = draw(SPEED_LAWS)
     return options
 
 
 @pytest.mark.slow
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_drawn_scenarios_are_identical(options: dict[str, Any]) -> None:
     same_row(options)
@@ -188,5 +233,40 @@ def test_progress_reports_do_not_change_the_row() -> None:
     task = Task(point, point.policies[0], 0, 4)
     seen: list[int] = []
     reported = compiled.run(point, point.policies[0], 4, seen.append)
-    assert seen == sorted(seen) and seen[0] > 0 and seen[-1] <= 30_000
+    assert seen == sorted(seen) and seen[0] > 0 and seen[-1] == 30_000  # the last report: all done
+    assert len(seen) >= 3  # every 8,192 measured jobs, then the last
     assert reported == compiled.run(task.point, task.policy, 4)
+    simpy_seen: list[int] = []
+    assert build_model(point, point.policies[0], 4).run(simpy_seen.append) == reported
+    assert simpy_seen == sorted(simpy_seen) and simpy_seen[-1] == 30_000
+
+
+def test_tiny_and_huge_responses_are_binned_alike(tmp_path: Path) -> None:
+    """The quantile sketch's dynamic range: responses from 0 (binned as 5e-324) to 1e300, on both engines."""
+    sizes = [5e-324, 1e-320, 1e-300, 1e-200, 1.0, 0.5, 1e200, 1e300, 2.0, 3e-310]
+    rows = [(0.0, 5e-324), (0.0, 1e-300)] + [(1.0 + i, sizes[i % len(sizes)]) for i in range(60)]
+    options = {"policy": "jsq", "servers": 3, "occupancy": True, "seed": 2,
+               **trace_arrivals(tmp_path, rows)}
+    options["warmup_jobs"] = options.pop("warmup")
+    old, _ = same_row(options)
+    bins = [b for b, _ in old["response_bins"]]
+    sketch = compiled_engine.QuantileSketch
+
+    def index(x: float) -> float:
+        return (math.log(x) - math.log(sketch.LOW)) / math.log(sketch.RATIO)
+
+    assert min(bins) < index(1e-323)  # zero responses (1.0 + 1e-320 == 1.0) and 5e-324 at time 0
+    assert max(bins) > index(1e299)
+
+
+def test_drawn_speeds_that_overload_are_refused_by_the_compiled_engine() -> None:
+    """The compiled engine draws the speeds as the model does, and refuses the same replications."""
+    point = make_point({"name": "random"}, servers=10, load=0.95, jobs=2000,
+                       speeds={"kind": "exponential", "mean": 1.0})
+    assert compiled.supports(point, point.policies[0]) is None
+    with pytest.raises(ScenarioError) as simpy_error:
+        build_model(point, point.policies[0], 1)
+    with pytest.raises(ScenarioError) as compiled_error:
+        compiled.record(point, point.policies[0], 1)
+    assert str(compiled_error.value) == str(simpy_error.value)
+    assert "drawn with seed 1" in str(compiled_error.value)

@@ -19,6 +19,9 @@ import analysis.theory as theory
 import emulator
 from emulator.occupancy import Occupancy, ks_exponential
 
+ENGINES = pytest.mark.parametrize("engine", ["simpy", "compiled"])
+"""The statistical checks run on both engines (`replicate` asserts that the engine asked for ran)."""
+
 
 # ---------------------------------------------------------------------------------------
 # The KS distance of a discrete law to the exponential
@@ -157,21 +160,23 @@ def _levels(rows: list[dict[str, Any]], levels: int, family: int) -> list[Any]:
 
 
 @pytest.mark.slow
-def test_random_routing_occupancy_is_mm1_tail() -> None:
+@ENGINES
+def test_random_routing_occupancy_is_mm1_tail(engine: str) -> None:
     """Random routing, N = 100 exp(1) servers at load 0.7: every server is M/M/1, s_i = 0.7^i.
 
     Exact for every N, so no systematic term; levels i = 1 .. 19 (0.7^i > 1e-3), Bonferroni over 19.
     """
     lam = 0.7
     levels = max(i for i in range(60) if lam**i > 1e-3)
-    rows = replicate(1300, 6, policy="random", servers=100, load=lam, jobs=60_000, occupancy=True)
+    rows = replicate(1300, 6, engine=engine, policy="random", servers=100, load=lam, jobs=60_000, occupancy=True)
     for i, measured in enumerate(_levels(rows, levels, levels)):
         if i:
             assert measured.contains(lam**i), report(f"random s_{i}", measured, lam**i)
 
 
 @pytest.mark.slow
-def test_random_two_servers_total_and_spread() -> None:
+@ENGINES
+def test_random_two_servers_total_and_spread(engine: str) -> None:
     """Random routing, N = 2 at load 0.7: two independent M/M/1 queues (geometric lengths).
 
     The total is negative binomial, P(T = n) = (n + 1)(1 - r)^2 r^n, and the spread
@@ -181,7 +186,7 @@ def test_random_two_servers_total_and_spread() -> None:
     # R = 10: with 6 replications the sample sd of P(T = 1) came out a third of its usual size on
     # these seeds and the interval missed the exact value by 0.0001; a t interval from so few
     # replications is that fragile, so the run has more of them (same seeds).
-    rows = replicate(1400, 10, policy="random", servers=2, load=r, jobs=60_000, occupancy=True)
+    rows = replicate(1400, 10, engine=engine, policy="random", servers=2, load=r, jobs=60_000, occupancy=True)
     table = np.array([np.pad(row["total_jobs"][1], (row["total_jobs"][0], 100))[:6] for row in rows])
     for n in range(6):
         measured = interval(table[:, n], 7)
@@ -192,7 +197,8 @@ def test_random_two_servers_total_and_spread() -> None:
 
 
 @pytest.mark.slow
-def test_sq2_occupancy_matches_mean_field_at_n1000() -> None:
+@ENGINES
+def test_sq2_occupancy_matches_mean_field_at_n1000(engine: str) -> None:
     """SQ(2), N = 1000 at load 0.9: s_i = 0.9^(2^i - 1) for every i with s_i > 1e-3 (i = 1..6).
 
     Finite-N bias. The mean field is the N -> infinity limit; at finite N the s_i sit
@@ -208,7 +214,7 @@ def test_sq2_occupancy_matches_mean_field_at_n1000() -> None:
     lam, n = 0.9, 1000
     reference = theory.sqd_tail(lam, 2)
     levels = max(i for i, s in enumerate(reference) if s > 1e-3)
-    rows = replicate(1500, 8, policy="sqd", d=2, servers=n, load=lam, jobs=300_000, warmup_jobs=60_000,
+    rows = replicate(1500, 8, engine=engine, policy="sqd", d=2, servers=n, load=lam, jobs=300_000, warmup_jobs=60_000,
                      occupancy=True)
     for i, measured in enumerate(_levels(rows, levels, levels)):
         line = report(f"SQ(2) N=1000 s_{i}", measured, reference[i])
@@ -217,7 +223,8 @@ def test_sq2_occupancy_matches_mean_field_at_n1000() -> None:
 
 
 @pytest.mark.slow
-def test_jsq_pools_occupancy_within_001_of_fluid_at_n1000() -> None:
+@ENGINES
+def test_jsq_pools_occupancy_within_001_of_fluid_at_n1000(engine: str) -> None:
     """JSQ over N = 1000 pools, lam = 2.5 tasks per pool: q = (1, 1, 1, 0.5, 0, ...) within 0.01.
 
     The whole interval (Bonferroni over 5 levels) must lie within 0.01 of the fluid
@@ -226,7 +233,7 @@ def test_jsq_pools_occupancy_within_001_of_fluid_at_n1000() -> None:
     next arrival, so about 0.67 pools sit below floor(lam): allowance 2/N.
     """
     n, lam, levels = 1000, 2.5, 5
-    rows = replicate(1600, 12, policy="jsq", servers=n, load=lam, discipline="pool", jobs=250_000,
+    rows = replicate(1600, 12, engine=engine, policy="jsq", servers=n, load=lam, discipline="pool", jobs=250_000,
                      warmup_jobs=30_000, occupancy=True)
     fluid = theory.jsq_pool_fluid(lam, levels=levels)
     for i, measured in enumerate(_levels(rows, levels, levels)):

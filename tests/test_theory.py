@@ -435,7 +435,7 @@ TAIL = 0.2
 
 
 @pytest.mark.slow
-def test_jsq2_pools_occupancy_matches_ode() -> None:
+def test_jsq2_pools_occupancy_matches_ode(engine: str) -> None:
     """JSQ(2), N = 500 pools, lam = 2.5: q_i against the fixed point of
     dq_i/dt = lam (q_{i-1}^2 - q_i^2) - i (q_i - q_{i+1}).
 

@@ -8,8 +8,10 @@ at the same point of the stream. Arrival gaps, job sizes and the dispatcher
 split are drawn here, in the same ``BATCH`` blocks and with the same numpy calls
 as the SimPy engine, and handed to the kernel when it runs out: each of these
 streams is consumed in order and by nothing else, so drawing ahead changes
-nothing. The recorder's totals come back into a real `Recorder`, whose
-`metrics` computes the row as for the SimPy engine.
+nothing. Speeds drawn from a law come from the model's own `_speeds` (the same
+draws, rate and overload check). The recorder's totals, and the occupancy
+observer's state, come back into a real `Recorder` and `Occupancy`, whose
+`metrics` and `arrays` compute the row as for the SimPy engine.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import functools
 import inspect
 import itertools
+import math
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -26,7 +29,8 @@ from .. import arrivals
 from ..config import Point, ResolvedPolicy
 from ..messages import KINDS, Kind
 from ..metrics import METRICS, QuantileSketch, Recorder
-from ..occupancy import OCCUPANCY_METRICS
+from ..model import _speeds
+from ..occupancy import OCCUPANCY_METRICS, Occupancy
 from ..streams import BATCH, generator
 from . import state as S
 
@@ -87,12 +91,6 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     # Known keys the kernel does not model yet: only their neutral values run compiled.
     if system.time != "continuous":
         return "slotted time"
-    if system.dispatcher_shares is not None:
-        return "unequal dispatcher shares"
-    if system.speeds is not None and not isinstance(system.speeds, tuple):
-        return "speeds drawn from a law"
-    if scenario.run.occupancy:
-        return "occupancy statistics (run.occupancy)"
     if system.discipline not in ("fifo", "pool"):
         return f"discipline '{system.discipline}'"
     if scenario.workload.arrivals.kind not in _ARRIVALS:
@@ -101,8 +99,6 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     if policy.name == "jiq" and params["d"] is not None and system.dispatchers > 1 \
             and _needs_choice(system.dispatchers, params["d"], False):
         return "JIQ-SQ(d) with 4d > dispatchers samples with rng.choice after a departure"
-    if policy.name == "jbt" and params["reset"] and system.dispatchers > 1:
-        return "JBT-d with reset and several dispatchers"
     return None
 
 
@@ -141,7 +137,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     scenario = point.scenario
     system = scenario.system
     n, dispatchers = system.servers, system.dispatchers
-    speeds = np.array(system.speeds or (1.0,), dtype=np.float64)  # one entry: all servers alike
+    if system.speeds is None:
+        speeds, rate = np.ones(1), point.rate
+    else:  # the model's function: speeds drawn from a law, and its overload check of the draw
+        server_speeds, rate = _speeds(point, policy, seed)
+        speeds = np.array(server_speeds, dtype=np.float64)
+    alike = bool(speeds.min() == speeds.max())
+    if alike:
+        speeds = speeds[:1]  # one entry: every server has this speed
     params = policy.params
     code = S.POLICY_CODES[policy.name]
 
@@ -164,13 +167,19 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_RESET] = bool(params.get("reset", False))
     memory = params.get("memory")
     P[S.P_MEMORY] = -1 if memory is None else memory
-    weighted = code == S.JBT and len(set(speeds.tolist())) > 1  # JBTPolicy.weights
+    weighted = code == S.JBT and not alike  # JBTPolicy.weights
     P[S.P_WEIGHTED] = weighted
+    P[S.P_OCCUPANCY] = scenario.run.occupancy
+    shares = system.dispatcher_shares
+    P[S.P_SHARES] = shares is not None
     P[S.P_QUERY], P[S.P_REPLY], P[S.P_IDLE] = Kind.QUERY, Kind.REPLY, Kind.IDLE
     P[S.P_REPORT], P[S.P_THRESHOLD_KIND] = Kind.REPORT, Kind.THRESHOLD
-    Q = np.zeros(S.Q_NQ)
+    # With shares, the model's bounds (cumulative shares, the last infinite) follow.
+    bounds = [] if shares is None else [*itertools.accumulate(shares[:-1]), math.inf]
+    Q = np.zeros(S.Q_NQ + len(bounds))
     Q[S.Q_PERIOD] = params.get("period", 0.0)
-    Q[S.Q_TOP] = max(speeds.tolist())
+    Q[S.Q_TOP] = float(speeds.max())
+    Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
     fv = np.zeros(S.F_NFV)
@@ -179,11 +188,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     window = np.zeros((2, len(KINDS)), dtype=np.int64)
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
-    inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed; one entry if all are alike
-    if len(set(speeds.tolist())) == 1:
-        inv_speed = inv_speed[:1]
-    else:
-        inv_speed = np.broadcast_to(inv_speed, (n,)).copy()
+    inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
     jobs = _Jobs(n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
@@ -213,13 +218,15 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
     where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
     count = np.zeros(dispatchers, dtype=np.int64)
-    weights = np.broadcast_to(speeds, (n,)).copy() if weighted else speeds
+    weights = speeds
     k = max(2, d or 0, 1)
     choice = np.zeros(k, dtype=np.int64)
     picked = np.zeros(k, dtype=np.int64)
     values = np.zeros(k, dtype=np.int64)
 
-    gaps = _gap_blocks(point, seed)
+    occupancy = _OccupancyArrays(n, iv)
+
+    gaps = _gap_blocks(point, rate, seed)
     sizes = _size_blocks(point, seed)
     split = _uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
     gap_buf = size_buf = split_buf = np.zeros(1)
@@ -231,7 +238,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
                           heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,
-                          listed, ids, where, count, weights, choice, picked, values)
+                          listed, ids, where, count, weights, choice, picked, values,
+                          occupancy.count, occupancy.lengths, occupancy.totals)
         start = False
         if status == S.DONE:
             break
@@ -254,6 +262,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             buckets = np.concatenate([buckets, np.zeros_like(buckets)])
             bucket_size = np.concatenate([bucket_size, np.zeros_like(bucket_size)])
             iv[S.I_LEVEL_CAP] = len(bucket_size)
+        elif status == S.NEED_OCCUPANCY:
+            occupancy.grow()
         elif status == S.NEED_CHOICE:
             drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
             choice[:len(drawn)] = [int(x) for x in drawn]
@@ -268,7 +278,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         else:  # S.EMPTY: what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
     _fold(sketch, responses, int(iv[S.I_NRESP]))
-    return _recorder(point, iv, fv, window, sketch)
+    if progress is not None:  # the last report says done, as `Model.run`'s does
+        progress(int(iv[S.I_FINISHED]))
+    recorder = _recorder(point, iv, fv, window, sketch)
+    if scenario.run.occupancy:
+        recorder.occupancy = occupancy.observer(point, iv, fv)
+    return recorder
 
 
 def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int) -> None:
@@ -319,6 +334,48 @@ class _Jobs:
         iv[S.I_FREE] = old  # the list was empty
 
 
+class _OccupancyArrays:
+    """The compiled occupancy observer's arrays (`occupancy`), doubled when they may be outgrown."""
+
+    def __init__(self, servers: int, iv: np.ndarray, capacity: int = 64) -> None:
+        from .occupancy import AREA_AT_EDGE, TOTAL_AT_EDGE
+
+        self.count = np.zeros(capacity, dtype=np.int64)
+        self.count[0] = servers  # every server starts empty
+        self.lengths = np.zeros((AREA_AT_EDGE + 2, capacity))
+        self.totals = np.zeros((TOTAL_AT_EDGE + 2, capacity))
+        iv[S.I_OCC_LENGTHS] = iv[S.I_OCC_TOTALS] = 1
+
+    def grow(self) -> None:
+        self.count = np.concatenate([self.count, np.zeros_like(self.count)])
+        self.lengths = np.concatenate([self.lengths, np.zeros_like(self.lengths)], axis=1)
+        self.totals = np.concatenate([self.totals, np.zeros_like(self.totals)], axis=1)
+
+    def observer(self, point: Point, iv: np.ndarray, fv: np.ndarray) -> Occupancy:
+        """A real `Occupancy` in the state the SimPy servers would have left it."""
+        from .occupancy import AREA, AREA_AT_EDGE, SINCE, TOTAL_AREA, TOTAL_AT_EDGE
+
+        observer = Occupancy(point.scenario.system.servers, 1.0 - point.load)
+        held, totals = int(iv[S.I_OCC_LENGTHS]), int(iv[S.I_OCC_TOTALS])
+        observer.count = self.count[:held].tolist()
+        observer.since = self.lengths[SINCE, :held].tolist()
+        observer.area = self.lengths[AREA, :held].tolist()
+        observer.total = int(iv[S.I_INSYS])
+        observer.total_area = self.totals[TOTAL_AREA, :totals].tolist()
+        observer.high, observer.low = int(iv[S.I_OCC_HIGH]), int(iv[S.I_OCC_LOW])
+        observer.high_since, observer.high_area = float(fv[S.F_HIGH_SINCE]), float(fv[S.F_HIGH_AREA])
+        observer.low_since, observer.low_area = float(fv[S.F_LOW_SINCE]), float(fv[S.F_LOW_AREA])
+        observer.last = float(fv[S.F_OCC_LAST])
+        times = (fv[S.F_T0], fv[S.F_T1])
+        for edge in range(int(iv[S.I_EDGES])):
+            held = int(iv[S.I_OCC_EDGE_LENGTHS + 2 * edge])
+            totals = int(iv[S.I_OCC_EDGE_LENGTHS + 2 * edge + 1])
+            observer.window.append((float(times[edge]), self.lengths[AREA_AT_EDGE + edge, :held].tolist(),
+                                    self.totals[TOTAL_AT_EDGE + edge, :totals].tolist(),
+                                    float(fv[S.F_SPREAD0 + edge])))
+        return observer
+
+
 # -- the streams, in the SimPy engine's blocks --------------------------------------------
 
 def _uniform_blocks(rng: np.random.Generator) -> Iterator[np.ndarray]:
@@ -345,10 +402,9 @@ def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
         yield np.concatenate([law._draw(rng, BATCH) for _ in range(CHUNK)])
 
 
-def _gap_blocks(point: Point, seed: int) -> Iterator[tuple[np.ndarray, bool]]:
-    """`arrivals.gaps`' draws, with True once the last (finite) block is out."""
+def _gap_blocks(point: Point, rate: float, seed: int) -> Iterator[tuple[np.ndarray, bool]]:
+    """`arrivals.gaps`' draws at ``rate``, with True once the last (finite) block is out."""
     arrival = point.scenario.workload.arrivals
-    rate = point.rate
     rng = generator(seed, "arrivals")
     options = arrival.gap_options()
     if arrival.kind == "poisson":

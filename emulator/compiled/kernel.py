@@ -19,8 +19,8 @@ where it can be called again and go on exactly where it stopped.
 
 A server's length changes in two places only (``length[sid] += 1`` on an accepted
 arrival, ``-= 1`` on a departure), each next to the recorder's area update for
-the same instant: statistics of the queue lengths (servers per length and their
-time integrals, accumulated lazily per length) belong there.
+the same instant; there the occupancy observer (`occupancy`) is told, as the SimPy
+servers tell theirs. The source stops once the window has closed, as the model's does.
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import occupancy
 from .core import needs_choice, pop, push, unmanaged
 from .policies import dispatch, initialise, jbt_update, on_arrive, on_depart
 from .state import (
@@ -63,6 +64,7 @@ from .state import (
     I_NRESP,
     I_NSIZE,
     I_NSPLIT,
+    I_OCC_HIGH,
     I_SIZE,
     I_SPLIT,
     I_SRC,
@@ -75,19 +77,23 @@ from .state import (
     NEED_HEAP,
     NEED_JOBS,
     NEED_LEVELS,
+    NEED_OCCUPANCY,
     NEED_SIZES,
     NEED_SPLIT,
     P_CAPACITY,
     P_D,
     P_JOBS,
     P_N,
+    P_OCCUPANCY,
     P_PAIR,
     P_POLICY,
     P_POOL,
     P_REPLACE,
+    P_SHARES,
     P_WARMUP,
     PAUSE,
     POOL_END,
+    Q_BOUNDS,
     Q_PERIOD,
     SERVICE_END,
     SQD,
@@ -100,8 +106,9 @@ RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
 
 
 @njit(cache=True)
-def _edge(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray) -> None:
-    """`Recorder.edge`: the window opens or closes now."""
+def _edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray,
+          occ_count: np.ndarray, occ_lengths: np.ndarray, occ_totals: np.ndarray) -> None:
+    """`Recorder.edge`: the window opens or closes now (and the occupancy observer's, if on)."""
     now = fv[F_NOW]
     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
     fv[F_LAST] = now
@@ -111,6 +118,8 @@ def _edge(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray
     else:
         fv[F_T1], fv[F_A1] = now, fv[F_AREA]
     window[edge, :] = counts
+    if P[P_OCCUPANCY]:
+        occupancy.edge(iv, fv, occ_count, occ_lengths, occ_totals, edge, now)
     iv[I_EDGES] = edge + 1
 
 
@@ -145,7 +154,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
              j_arrival, j_size, j_start, j_next, j_measured, heap,
              gaps, sizes, split, rng, ubuf, responses, budget, start,
              rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
-             choice, picked, values):
+             choice, picked, values, occ_count, occ_lengths, occ_totals):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``start`` is true on the first call: replay the model's construction and the
@@ -170,6 +179,9 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         unmanaged(where), unmanaged(count)
     weights, choice, picked, values = unmanaged(weights), unmanaged(choice), unmanaged(picked), \
         unmanaged(values)
+    occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
+    occ = P[P_OCCUPANCY] != 0
+    shares = P[P_SHARES] != 0
     n_dispatchers = P[P_D]
     capacity = P[P_CAPACITY]
     pool = P[P_POOL] != 0
@@ -189,6 +201,13 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2:
             if iv[I_SRC] == 1:
+                job = iv[I_JOB]
+                if job == warmup + jobs:
+                    # The window closes, and with zero latency every job created so far has
+                    # reached its server: the source stops (`model._source`, `_all_arrived`).
+                    _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                    iv[I_SRC] = 3
+                    break
                 if iv[I_SIZE] >= iv[I_NSIZE]:
                     return NEED_SIZES
                 if n_dispatchers > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
@@ -199,21 +218,27 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     return NEED_HEAP
                 if policy == JSQ and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
                     return NEED_LEVELS
+                if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
+                    return NEED_OCCUPANCY
                 if choice_at_dispatch and iv[I_CHOICE] == 0:
                     iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
                     return NEED_CHOICE
                 now = fv[F_NOW]
-                job = iv[I_JOB]
-                if job == warmup or job == warmup + jobs:
-                    _edge(iv, fv, counts, window)
+                if job == warmup:
+                    _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                 size = sizes[iv[I_SIZE]]
                 iv[I_SIZE] += 1
                 measured = warmup <= job < warmup + jobs
                 iv[I_JOB] = job + 1
                 dispatcher = 0
                 if n_dispatchers > 1:
-                    dispatcher = int(split[iv[I_SPLIT]] * n_dispatchers)
+                    u = split[iv[I_SPLIT]]
                     iv[I_SPLIT] += 1
+                    if shares:  # bisect_right over the cumulative shares
+                        while Q[Q_BOUNDS + dispatcher] <= u:
+                            dispatcher += 1
+                    else:
+                        dispatcher = int(u * n_dispatchers)
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, dispatcher, rr, buckets,
                                          bucket_size, ids, where, count, weights, choice, picked, values)
                 # Channel.transfer, then the server's accept.
@@ -233,6 +258,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
                     fv[F_LAST] = now
                     iv[I_INSYS] += 1
+                    if occ:
+                        occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
                     if pool:
                         j_start[slot] = now
                         j_next[slot] = sid
@@ -256,7 +283,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 if iv[I_GAP] >= iv[I_NGAP]:
                     if iv[I_GAPS_FINAL]:  # a finite trace ended: Recorder.exhausted
                         if iv[I_EDGES] == 1:
-                            _edge(iv, fv, counts, window)
+                            _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                         iv[I_SRC] = 3
                         break
                     return NEED_GAPS
@@ -300,6 +327,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 sid = j_next[slot]
             length[sid] -= 1
             _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
+            if occ:
+                occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
             on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,

@@ -239,8 +239,11 @@ def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple
         r = min(r, length[picked[j]])
     reset = P[P_RESET] != 0
     if reset:
+        # Dispatcher 0 clears its list, then sends each other one a threshold message,
+        # which (zero latency) clears its list at once.
         for dispatcher in range(P[P_D]):
             id_clear(ids, where, count, dispatcher)
+        counts[P[P_THRESHOLD_KIND]] += P[P_D] - 1
     recheck = P[P_RECHECK] != 0 or reset
     for sid in range(n):
         counts[P[P_THRESHOLD_KIND]] += 1

@@ -19,6 +19,7 @@ NEED_CHOICE = 7  # Uniforms.sample falls back to rng.choice: draw it in Python
 FLUSH = 8  # the response buffer holds a full QuantileSketch batch: fold it
 PAUSE = 9  # the event budget of this call is spent (progress reports)
 EMPTY = 10  # no event left before the run is done
+NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arrival: grow them
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -48,7 +49,13 @@ I_LEVELS = 23  # JSQ: length buckets in use (len(LengthIndex.buckets))
 I_LOW = 24  # JSQ: the smallest non-empty bucket
 I_HEAP_CAP = 25
 I_LEVEL_CAP = 26
-I_NIV = 27
+# The occupancy observer (`emulator.occupancy.Occupancy`); its total is I_INSYS.
+I_OCC_LENGTHS = 27  # len(Occupancy.count): the longest length ever held + 1
+I_OCC_TOTALS = 28  # len(Occupancy.total_area): the largest total ever held + 1
+I_OCC_HIGH = 29  # Occupancy.high
+I_OCC_LOW = 30  # Occupancy.low
+I_OCC_EDGE_LENGTHS = 31  # len(area) and len(total_area) at the window's edges: 31, 32 open, 33, 34 close
+I_NIV = 35
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -60,7 +67,14 @@ F_T0 = 5  # window edges: time and area at open and close
 F_A0 = 6
 F_T1 = 7
 F_A1 = 8
-F_NFV = 9
+F_OCC_LAST = 9  # Occupancy.last
+F_HIGH_SINCE = 10
+F_HIGH_AREA = 11
+F_LOW_SINCE = 12
+F_LOW_AREA = 13
+F_SPREAD0 = 14  # high_area - low_area at the window's edges
+F_SPREAD1 = 15
+F_NFV = 16
 
 # -- parameters (P, int64) --------------------------------------------------------------
 P_POLICY = 0
@@ -85,11 +99,14 @@ P_IDLE = 18
 P_REPORT = 19
 P_THRESHOLD_KIND = 20
 P_PAIR = 21  # SQ(2) without replacement: the written-out path
-P_NP = 22
+P_OCCUPANCY = 22  # stream the lengths to the occupancy observer (run.occupancy)
+P_SHARES = 23  # dispatcher_shares: pick the dispatcher by the cumulative bounds Q[Q_BOUNDS:]
+P_NP = 24
 
 # -- float parameters (Q) ----------------------------------------------------------------
 Q_PERIOD = 0
 Q_TOP = 1  # JBT: max(weights)
+Q_BOUNDS = 2  # then, with dispatcher_shares, the cumulative shares (the last infinite)
 Q_NQ = 2
 
 # -- policies ---------------------------------------------------------------------------
