@@ -153,6 +153,8 @@ BOUNDS = [
      {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-5}, "workload__service": {"mean": 1e5}}),
     ("system.speeds.1", {"system__speeds": [1.0, 1e-300] + [1.0] * 8, "policies": [{"name": "jsq"}]},
      {"system__speeds": [1.0, 1e-90] + [1.0] * 8, "policies": [{"name": "jsq"}]}),
+    ("system.speeds.mean", {"system__speeds": {"kind": "exponential", "mean": 1e300}, "policies": [{"name": "jsq"}]},
+     {"system__speeds": {"kind": "exponential", "mean": 1e90}, "policies": [{"name": "jsq"}]}),
     ("network.latency.mean", {"network__latency": {"kind": "deterministic", "mean": 1e300}},
      {"network__latency": {"kind": "deterministic", "mean": 240}}),
     ("workload.service.scv", {"workload__service": {"kind": "hyperexponential", "scv": 1e16}},
