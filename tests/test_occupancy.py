@@ -287,3 +287,4 @@ def test_files_resume_and_figures(tmp_path: Any) -> None:
     assert got["ks_theory"] == pytest.approx(ks_exponential(p / p.sum(), 0.2, 1.0))
     names = [path.name for path in plot_folder(summary, tmp_path)]
     assert names[-2:] == ["occupancy.png", "halfin_whitt.png"]
+    assert all((tmp_path / name).with_suffix(".svg").is_file() for name in names)  # every figure has its SVG twin
