@@ -326,7 +326,8 @@ def test_resolved_scenario_with_a_trace_runs_again_from_anywhere(tmp_path: Path,
 
 # -- issue 7: dispatcher shares and speeds drawn from a law --------------------------------
 @pytest.mark.parametrize("shares, key, says", [
-    ([0.5, 0.3], "", "summing to 1"), ([1.0], "", "expected 2 fractions (one per dispatcher), got [1.0]"), ([1.5, -0.5], ".1", "> 0"),
+    ([0.5, 0.3], "", "summing to 1"), ([1.0], "", "expected 2 fractions (one per dispatcher), got [1.0]"),
+    ([1.5, -0.5], ".1", "> 0"),
     ([0.5, "half"], ".1", "'half'"), ("half", "", "'half'")])
 def test_dispatcher_shares_are_checked(shares: list[Any], key: str, says: str) -> None:
     message = refused(f"system.dispatcher_shares{key}", system={"servers": 10, "dispatchers": 2,
