@@ -21,7 +21,7 @@ def policies_of(folder: str | Path) -> dict[tuple[int, str], dict[str, Any]]:
 
     Each value holds ``name``, ``params`` (resolved), ``load``, ``servers``,
     ``discipline``, ``capacity`` and ``exponential`` (Poisson arrivals, exp(1)
-    service, unit speeds, zero latency: the setting of the mean-field results).
+    service, unit speeds, zero latency, continuous time: the setting of the mean-field results).
     Empty if there is no readable scenario.yaml.
     """
     import emulator
@@ -36,7 +36,7 @@ def policies_of(folder: str | Path) -> dict[tuple[int, str], dict[str, Any]]:
         s = point.scenario
         exponential = (s.workload.arrivals.kind == "poisson" and s.workload.service.kind == "exponential"
                        and s.workload.service.mean == 1 and s.system.speeds is None
-                       and s.network.latency.mean == 0)
+                       and s.network.latency.mean == 0 and s.system.time == "continuous")
         for policy in point.policies:
             out[point.index, policy.label] = {
                 "name": policy.name, "params": policy.params, "load": point.load, "servers": point.servers,

@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import math
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from .occupancy import policies_of, scaled_deviations, theory_tail
+from .style import policy_style
 
 DPI = 110
 PANELS_MAX = 24  # points drawn; more would make an unreadable figure
@@ -41,7 +43,9 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
     keys = [c for c in occupancy.columns if c not in ("point", "policy", "i", "fraction", "fraction_ci95")]
     info = policies_of(folder)
     policies = list(dict.fromkeys(occupancy["policy"]))
-    colours = dict(zip(policies, sns.color_palette("colorblind", max(len(policies), 1)), strict=False))
+    # The folder's style (from summary.csv's policies), so a policy looks the same in every figure.
+    style = policy_style(list(dict.fromkeys([*summary["policy"], *policies])))
+    colours, markers = style.colors, style.markers
     points = list(dict.fromkeys(occupancy["point"]))[:PANELS_MAX]
     ncols = min(3, len(points))
     nrows = math.ceil(len(points) / ncols)
@@ -58,7 +62,7 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
                 # On a log scale a lower bar below 0 would fall off the axis: stop it at 1/10 of the value.
                 lower = rows["fraction_ci95"].clip(upper=0.9 * rows["fraction"])
                 ax.errorbar(rows["i"], rows["fraction"], yerr=[lower, rows["fraction_ci95"]],
-                            color=colours[policy], marker="o", markersize=3, capsize=2, label=policy)
+                            color=colours[policy], marker=markers[policy], markersize=3, capsize=2, label=policy)
                 curve = theory_tail(info[point, policy]) if (point, policy) in info else None
                 if curve is not None:
                     values, name = curve
@@ -76,15 +80,22 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
         for ax in axes[len(points):]:
             ax.set_visible(False)
         fig.suptitle("Queue-length tails: simulated (95% CI), theory dashed")
-        paths.append(folder / "occupancy.png")
-        fig.savefig(paths[-1], dpi=DPI)
+        paths.append(_save(fig, folder / "occupancy.png"))
         deviations = scaled_deviations(occupancy, summary)
         if not deviations.empty:
-            paths.append(_halfin_whitt(deviations, keys, colours, folder))
+            paths.append(_halfin_whitt(deviations, keys, colours, markers, folder))
     return paths
 
 
-def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, object], folder: Path) -> Path:
+def _save(fig: Any, path: Path) -> Path:
+    """Write the figure as ``path`` (PNG) and as SVG beside it, like every figure of a folder."""
+    fig.savefig(path, dpi=DPI)
+    fig.savefig(path.with_suffix(".svg"))
+    return path
+
+
+def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, object], markers: dict[str, str],
+                  folder: Path) -> Path:
     from matplotlib.figure import Figure
 
     deviations = deviations[deviations["i"] <= deviations.groupby("point")["i"].transform("min") + 3]
@@ -97,7 +108,7 @@ def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, 
         here = deviations[deviations["point"] == point]
         for policy, rows in here.groupby("policy", sort=False):
             ax.errorbar(rows["i"], rows["deviation"], yerr=rows["deviation_ci95"], color=colours.get(policy),
-                        marker="o", markersize=3, capsize=2, label=policy)
+                        marker=markers.get(policy, "o"), markersize=3, capsize=2, label=policy)
         ax.axhline(0.0, color="black", linewidth=0.8)
         ax.set_xlabel("i")
         ax.set_ylabel("√N (q_i − q_i JSQ fluid)")
@@ -106,6 +117,4 @@ def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, 
     for ax in axes[len(points):]:
         ax.set_visible(False)
     fig.suptitle("Occupancies on the diffusion scale: deviation from JSQ's fluid point (95% CI)")
-    path = folder / "halfin_whitt.png"
-    fig.savefig(path, dpi=DPI)
-    return path
+    return _save(fig, folder / "halfin_whitt.png")

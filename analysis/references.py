@@ -20,7 +20,14 @@ pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang
 pools: SQ(d)              as above, exponential service, zero latency     mean field, N → ∞
 pools: JSQ                as SQ(d)                                        fluid limit, N → ∞
 pools: every policy       Poisson, exponential, capacity B, equal speeds  Erlang B of N·B, lower bound
+slotted: random           Poisson arrivals per slot, one job per slot     slotted M/D/1, exact
+                          (constant capacity 1), each arrival routed on
+                          its own, no capacity, zero latency
 ========================  ==============================================  ===========================
+
+Every other reference is a continuous-time result: in slotted time (responses
+counted in whole slots, service by per-slot capacities) none of them holds, so
+none is given there.
 
 The metrics with references are ``mean_response`` (FIFO), ``blocked_fraction``
 (pools), ``mean_queue_length`` (by Little's law from those two) and
@@ -118,6 +125,22 @@ def _pool(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     return {}
 
 
+def _slotted(point: Any, name: str, params: dict[str, Any]) -> dict[str, Reference]:
+    """Slotted time: random routing splits Poisson(λN) arrivals per slot into Poisson(λ) at each server."""
+    scenario = point.scenario
+    system, service = scenario.system, scenario.workload.service
+    one_by_one = system.slot is None or system.slot.dispatch == "job"
+    if not (name == "random" or (name == "sqd" and params.get("d") == 1)) or not one_by_one:
+        return {}
+    if service.kind != "deterministic" or _unit(scenario) != 1.0:  # one job per slot
+        return {}
+    same_slot = system.slot is None or system.slot.same_slot
+    response = theory.slotted_md1_response(point.load, same_slot)
+    label = "slotted M/D/1, exact"
+    return {"mean_response": Reference(response, label),
+            "mean_queue_length": Reference(point.load * response, label)}  # Little's law
+
+
 def _applies(point: Any) -> bool:
     """The assumptions common to every reference: Poisson arrivals, equal speeds, a stable system."""
     scenario = point.scenario
@@ -158,6 +181,8 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
     if not _applies(point) or not _zero_latency(point.scenario):
         return {}
     scenario = point.scenario
+    if scenario.system.time == "slotted":
+        return _slotted(point, policy.name, policy.params)
     unit = _unit(scenario)
     assert unit is not None
     if scenario.system.discipline == "pool":
@@ -190,7 +215,7 @@ def bound(point: Any) -> tuple[str, dict[str, float]] | None:
     >>> label, round(values["mean_response"], 4)
     ('M/M/N (Erlang C), lower bound', 1.6687)
     """
-    if not _applies(point) or not _exponential(point.scenario):
+    if not _applies(point) or not _exponential(point.scenario) or point.scenario.system.time == "slotted":
         return None
     scenario = point.scenario
     n = scenario.system.servers

@@ -35,7 +35,7 @@ difference is not resolved by these runs. Tasks per pool (occupancy) has no best
 <p><em>Italic</em> rows are theory, named after the approximation: "exact" holds at any N, "mean field,
 N → ∞" and "fluid limit, N → ∞" are limits as N grows (finite N may differ by O(1/N) or more), and a "lower bound"
 holds for every policy. A theory row appears only where its assumptions (Poisson arrivals, the service
-law, FIFO or pools, equal speeds, one dispatcher, zero latency) hold for that scenario.</p>
+law, FIFO or pools, equal speeds, one dispatcher, zero latency, continuous time) hold for that scenario.</p>
 """
 
 CSS = """

@@ -607,8 +607,11 @@ def latex_escape(text: str) -> str:
     >>> latex_escape("JSQ(√N log N) 50% & p_99")
     'JSQ($\\\\surd$N log N) 50\\\\% \\\\& p\\\\_99'
     """
+    # Brackets in braces: a cell that starts with "[" (a swept list such as dispatcher_shares) would
+    # otherwise be read as the optional argument of the \\, \midrule or \addlinespace before it.
     special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+               "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+               "[": "{[}", "]": "{]}"}
     out = "".join(special.get(ch, LATEX_SYMBOLS.get(ch, ch)) for ch in text)
     return out.encode("ascii", "replace").decode("ascii")  # anything else: '?' rather than a failed build
 

@@ -216,11 +216,17 @@ def _canonical(stored: dict[str, Any]) -> dict[str, Any]:
     Keys added to scenarios since it was stored take their defaults, which by rule
     reproduce the earlier behaviour; so a results folder made by an earlier version
     resumes instead of being refused as a different scenario. Changed values still
-    count as changes: a stored identity holds every key, defaults included.
+    count as changes: a stored identity holds every key, defaults included. The
+    exception is ``run.occupancy`` (default on): a store without it was written with
+    no occupancy in its rows, so it reads as off, and resumes only with
+    ``run.occupancy: false`` rather than mixing rows with and without it.
     """
     from pydantic import ValidationError
 
     data = {key: value for key, value in stored.items() if key != "trace_sha256"}
+    if isinstance(data.get("run"), dict) and "occupancy" not in data["run"]:
+        # The one added key whose default is not the earlier behaviour: those rows hold no occupancy.
+        data["run"] = {**data["run"], "occupancy": False}
     try:
         canonical = _identity(Scenario.model_validate(data))
     except ValidationError:

@@ -161,7 +161,7 @@ class SystemConfig(Strict):
         if shares is not None:
             if len(shares) != self.dispatchers:
                 raise _shape_error("dispatcher_shares", f"expected {self.dispatchers} fractions (one per "
-                                   f"dispatcher), got {len(shares)}", list(shares))
+                                   f"dispatcher)", list(shares))
             if abs(math.fsum(shares) - 1.0) > 1e-9:
                 raise _shape_error("dispatcher_shares", f"expected fractions summing to 1, they sum to "
                                    f"{math.fsum(shares):.12g}", list(shares))

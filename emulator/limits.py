@@ -57,6 +57,9 @@ def check_size(scenario: Scenario) -> None:
             if not low <= mean / speed <= high:
                 raise ScenarioError(f"system.speeds.{i}: expected a speed giving a mean service time (service "
                                     f"mean / speed) between {low:g} and {high:g}, got {speed:g}")
+    elif system.speeds is not None and not low <= mean / system.speeds.mean <= high:  # a law: its mean speed
+        raise ScenarioError(f"system.speeds.mean: expected a mean speed giving a mean service time (service "
+                            f"mean / speed) between {low:g} and {high:g}, got {system.speeds.mean:g}")
     for key, law in (("workload.service", workload.service), ("network.latency", scenario.network.latency),
                      ("system.speeds", system.speeds)):
         _check_rare_phase(key, law, run.jobs)

@@ -20,7 +20,7 @@ from .dispatcher import Dispatcher
 from .job import Job
 from .limits import can_be_unstable, check_oblivious
 from .metrics import Recorder
-from .occupancy import Occupancy
+from .occupancy import Occupancy, theory_mean
 from .policies import REGISTRY
 from .policies.base import Policy
 from .server import SERVERS, Server
@@ -76,7 +76,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         server_class = SERVERS[system.discipline]
         servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
     if scenario.run.occupancy:
-        recorder.occupancy = Occupancy(system.servers, 1.0 - point.load)
+        recorder.occupancy = Occupancy(system.servers, 1.0 - point.load, theory_mean(scenario))
         for server in servers:
             server.observer = recorder.occupancy
     dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]

@@ -22,6 +22,27 @@ OCCUPANCY_METRICS: tuple[str, ...] = (
 
 THEORY_MEAN = 1.0
 """The mean of the heavy-traffic exponential limit of ε × total jobs (Poisson arrivals, exp(1) service)."""
+ARRIVAL_SCV = {"poisson": 1.0, "deterministic": 0.0}
+"""Squared coefficient of variation of the inter-arrival gaps, for the renewal arrival processes."""
+
+
+def theory_mean(scenario: Any) -> float:
+    """The mean of the heavy-traffic limit of ε × total jobs, (c_a² + c_s²) / 2 (Kingman); NaN where unknown.
+
+    It holds for FIFO servers of equal speed in continuous time with renewal
+    arrivals (Poisson: c_a² = 1, evenly spaced: 0) and a service law of finite
+    variance: 1 for Poisson arrivals and exponential service (`THEORY_MEAN`).
+    Elsewhere (slotted time, pools, bursty or traced arrivals, unequal or drawn
+    speeds) no mean is derived, and ``ks_exponential_theory`` is NaN.
+    """
+    system, workload = scenario.system, scenario.workload
+    speeds = system.speeds
+    equal = speeds is None or (isinstance(speeds, tuple) and len(set(speeds)) == 1)
+    c_a = ARRIVAL_SCV.get(workload.arrivals.kind)
+    if system.time != "continuous" or system.discipline != "fifo" or not equal or c_a is None:
+        return math.nan
+    mean = (c_a + workload.service.law().scv) / 2.0
+    return mean if 0.0 < mean < math.inf else math.nan
 
 
 class Occupancy:
@@ -33,14 +54,18 @@ class Occupancy:
         N; every server starts empty.
     epsilon : float
         ``1 - load``: the scale of the heavy-traffic statistics (NaN metrics if <= 0).
+    mean : float
+        The mean of the exponential law that ``ks_exponential_theory`` compares with
+        (`theory_mean`; NaN: none).
     """
 
-    __slots__ = ("servers", "epsilon", "count", "since", "area", "total", "total_area", "high", "high_since",
+    __slots__ = ("servers", "epsilon", "mean", "count", "since", "area", "total", "total_area", "high", "high_since",
                  "high_area", "low", "low_since", "low_area", "last", "window")
 
-    def __init__(self, servers: int, epsilon: float) -> None:
+    def __init__(self, servers: int, epsilon: float, mean: float = THEORY_MEAN) -> None:
         self.servers = servers
         self.epsilon = epsilon
+        self.mean = mean
         self.count = [servers]  # count[k]: servers holding k jobs
         self.since = [0.0]  # when count[k] last changed
         self.area = [0.0]  # integral of count[k] over time, up to since[k]
@@ -164,7 +189,7 @@ class Occupancy:
         return {
             "mean_spread": spread / span,
             "mean_scaled_total": scaled,
-            "ks_exponential_theory": ks_exponential(p, eps, THEORY_MEAN) if eps > 0 else nan,
+            "ks_exponential_theory": ks_exponential(p, eps, self.mean) if eps > 0 and self.mean > 0 else nan,
             "ks_exponential_fitted": ks_exponential(p, eps, scaled) if eps > 0 and scaled > 0 else nan,
         }
 

@@ -93,3 +93,40 @@ def test_no_doc_cites_files_outside_the_repository() -> None:
         for name in outside:
             assert name not in text, f"{path.relative_to(ROOT)} cites {name}"
 
+
+
+def _scenario_keys(model: Any, prefix: str = "") -> list[str]:
+    """The dotted keys of a scenario model, nested sections expanded (policy entries are in policies.md)."""
+    from pydantic import BaseModel
+
+    keys = []
+    for name, field in model.model_fields.items():
+        key = prefix + name
+        keys.append(key)
+        nested = [arg for arg in (field.annotation, *getattr(field.annotation, "__args__", ()))
+                  if isinstance(arg, type) and issubclass(arg, BaseModel)]
+        # Policies (policies.md), laws and precision have tables of their own.
+        if nested and name not in ("policies", "precision", "latency", "service", "speeds"):
+            keys.extend(_scenario_keys(nested[0], key + "."))
+    return keys
+
+
+def test_every_scenario_key_is_in_scenarios_md() -> None:
+    text = (ROOT / "docs" / "scenarios.md").read_text()
+    # A section counts as documented by its keys (`workload.arrivals.kind` ...).
+    missing = [key for key in _scenario_keys(Scenario)
+               if not any(f"`{key}{end}" in text for end in ("`", ":", "."))]
+    assert not missing, f"docs/scenarios.md does not document {missing}"
+
+
+def test_every_result_column_is_in_results_md() -> None:
+    from emulator.metrics import METRICS
+
+    text = (ROOT / "docs" / "results.md").read_text()
+    columns = ["scenario", "point", "policy", "policy_name", "replication", "seed", "servers", "dispatchers",
+               "discipline", "load", "arrivals", "service", "d", "engine", "replications", *METRICS]
+    missing = [column for column in columns if f"`{column}`" not in text]
+    files = ["runs.csv", "summary.csv", "scenario.yaml", "store.sqlite", "occupancy.csv", "total_jobs.csv",
+             "response_cdf.csv"]
+    missing += [name for name in files if f"`{name}`" not in text]
+    assert not missing, f"docs/results.md does not document {missing}"

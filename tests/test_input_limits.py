@@ -153,6 +153,8 @@ BOUNDS = [
      {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-5}, "workload__service": {"mean": 1e5}}),
     ("system.speeds.1", {"system__speeds": [1.0, 1e-300] + [1.0] * 8, "policies": [{"name": "jsq"}]},
      {"system__speeds": [1.0, 1e-90] + [1.0] * 8, "policies": [{"name": "jsq"}]}),
+    ("system.speeds.mean", {"system__speeds": {"kind": "exponential", "mean": 1e300}, "policies": [{"name": "jsq"}]},
+     {"system__speeds": {"kind": "exponential", "mean": 1e90}, "policies": [{"name": "jsq"}]}),
     ("network.latency.mean", {"network__latency": {"kind": "deterministic", "mean": 1e300}},
      {"network__latency": {"kind": "deterministic", "mean": 240}}),
     ("workload.service.scv", {"workload__service": {"kind": "hyperexponential", "scv": 1e16}},
@@ -324,7 +326,8 @@ def test_resolved_scenario_with_a_trace_runs_again_from_anywhere(tmp_path: Path,
 
 # -- issue 7: dispatcher shares and speeds drawn from a law --------------------------------
 @pytest.mark.parametrize("shares, key, says", [
-    ([0.5, 0.3], "", "summing to 1"), ([1.0], "", "expected 2 fractions"), ([1.5, -0.5], ".1", "> 0"),
+    ([0.5, 0.3], "", "summing to 1"), ([1.0], "", "expected 2 fractions (one per dispatcher), got [1.0]"),
+    ([1.5, -0.5], ".1", "> 0"),
     ([0.5, "half"], ".1", "'half'"), ("half", "", "'half'")])
 def test_dispatcher_shares_are_checked(shares: list[Any], key: str, says: str) -> None:
     message = refused(f"system.dispatcher_shares{key}", system={"servers": 10, "dispatchers": 2,

@@ -60,8 +60,8 @@ def test_ks_known_answers() -> None:
 class _Logged(Occupancy):
     """An observer that also logs (time, +1/-1, new length) of every change and the window edges."""
 
-    def __init__(self, servers: int, epsilon: float) -> None:
-        super().__init__(servers, epsilon)
+    def __init__(self, servers: int, epsilon: float, mean: float) -> None:
+        super().__init__(servers, epsilon, mean)
         self.log: list[tuple[float, int, int]] = []
         self.edges: list[float] = []
 
@@ -113,8 +113,8 @@ def test_observer_matches_replay(options: dict[str, Any], monkeypatch: pytest.Mo
     name = options.pop("policy")
     made: list[_Logged] = []
 
-    def logged(servers: int, epsilon: float) -> _Logged:
-        made.append(_Logged(servers, epsilon))
+    def logged(servers: int, epsilon: float, mean: float) -> _Logged:
+        made.append(_Logged(servers, epsilon, mean))
         return made[-1]
 
     monkeypatch.setattr("emulator.model.Occupancy", logged)
@@ -294,3 +294,23 @@ def test_files_resume_and_figures(tmp_path: Any) -> None:
     assert got["ks_theory"] == pytest.approx(ks_exponential(p / p.sum(), 0.2, 1.0))
     names = [path.name for path in plot_folder(summary, tmp_path)]
     assert names[-2:] == ["occupancy.png", "halfin_whitt.png"]
+    assert all((tmp_path / name).with_suffix(".svg").is_file() for name in names)  # every figure has its SVG twin
+
+
+@pytest.mark.parametrize("options, mean", [
+    ({}, 1.0),  # Poisson arrivals, exponential service: (1 + 1) / 2
+    ({"service": {"kind": "deterministic", "mean": 1.0}}, 0.5),  # (1 + 0) / 2
+    ({"arrivals": "deterministic", "service": {"kind": "erlang", "mean": 1.0, "k": 4}}, 0.125),  # (0 + 1/4) / 2
+    ({"arrivals": "mmpp2"}, math.nan),  # not a renewal process: no mean derived
+    ({"time": "slotted"}, math.nan),
+    ({"speeds": [1.0, 2.0, 1.0, 2.0]}, math.nan),
+])
+def test_ks_theory_uses_kingmans_mean_where_it_is_known(options: dict[str, Any], mean: float) -> None:
+    """ks_exponential_theory compares ε × total with the exponential of mean (c_a² + c_s²) / 2, or is NaN."""
+    row = emulator.simulate("jsq", servers=4, load=0.9, jobs=3000, seed=5, occupancy=True, **options)
+    first, p = row["total_jobs"]
+    full = np.concatenate((np.zeros(first), p))
+    if math.isnan(mean):
+        assert math.isnan(row["ks_exponential_theory"]) and not math.isnan(row["ks_exponential_fitted"])
+    else:
+        assert row["ks_exponential_theory"] == pytest.approx(ks_exponential(full, 0.1, mean), rel=1e-12)

@@ -314,13 +314,26 @@ def test_a_folder_from_an_earlier_version_resumes(tmp_path: Path) -> None:
     scenario = Scenario.from_dict({**SMALL, "replications": 1, "sweep": {}})
     first = emulator.run(scenario, workers=1, out=tmp_path)
 
-    def earlier(stored: dict[str, Any]) -> None:  # as written before these keys existed
-        del stored["system"]["time"], stored["run"]["occupancy"]
+    def earlier(stored: dict[str, Any]) -> None:  # as written before this key existed
+        del stored["system"]["time"]
 
     _edit_stored_scenario(tmp_path, earlier)
     again = emulator.run(scenario, workers=1, out=tmp_path)
     # Nothing was recomputed: even the computer times are the stored ones.
     assert again.runs["wall_seconds"].tolist() == first.runs["wall_seconds"].tolist()
+
+    # A store from before run.occupancy holds rows without it: their occupancy was off, not the
+    # default on, so more replications with it on would leave the summary's mean_spread NaN and
+    # occupancy.csv averaged over the new replications alone.
+    def before_occupancy(stored: dict[str, Any]) -> None:
+        del stored["run"]["occupancy"]
+
+    _edit_stored_scenario(tmp_path, before_occupancy)
+    with pytest.raises(ScenarioError, match=r"run\.occupancy: False -> True"):
+        emulator.run(scenario.with_overrides(replications=2), workers=1, out=tmp_path)
+    off = scenario.with_overrides({"run.occupancy": False})
+    assert emulator.run(off, workers=1, out=tmp_path).runs["wall_seconds"].tolist() == \
+        first.runs["wall_seconds"].tolist()
 
     def other_value(stored: dict[str, Any]) -> None:
         stored["run"]["occupancy"] = False

@@ -219,6 +219,23 @@ def test_latex_compiles(tmp_path: Path) -> None:
         assert "1.15 ± 0.10" in text and "JSQ(" in text and "5 replications" in text and "Table 1" in text
 
 
+def test_latex_rows_may_start_with_a_bracket(tmp_path: Path) -> None:
+    # A swept list (dispatcher_shares) as the outer row key starts a row with "[": after \\, \midrule
+    # or \addlinespace, LaTeX reads that as their optional argument and stops ("Illegal unit").
+    first, second = known_summary(), known_summary()
+    first["system.dispatcher_shares"], second["system.dispatcher_shares"] = "[0.5, 0.5]", "[0.8, 0.2]"
+    second["point"] += 2
+    body = comparison_table(pd.concat([first, second], ignore_index=True), format="latex")
+    assert "{[}0.5, 0.5{]} & A" in body and not any(line.startswith("[") for line in body.splitlines())
+    if shutil.which("pdflatex") is None:
+        pytest.skip("pdflatex is not installed (Debian: texlive-latex-recommended; .ci/run installs it)")
+    (tmp_path / "table.tex").write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n"
+                                        + body + "\\end{document}\n")
+    result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "table.tex"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout[-2000:]
+
+
 def test_cli_table_on_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     scenario = emulator.Scenario.from_dict({
         "name": "pair", "seed": 3, "replications": 2, "run": {"jobs": 600, "warmup_jobs": 100},
@@ -232,3 +249,26 @@ def test_cli_table_on_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     for fmt in ("text", "markdown", "csv", "latex", "html"):
         assert main(["table", str(tmp_path), "--format", fmt, "--cols", "policy"]) == 0
         assert "SQ(2)" in capsys.readouterr().out
+
+
+def test_no_continuous_theory_in_slotted_time(tmp_path: Path) -> None:
+    # Slotted queues are neither M/M/1 queues nor mean-field limits: only the slotted M/D/1
+    # (random routing, one job per slot) is exact there; when service starts in the next slot,
+    # every job stays one slot longer.
+    poisson_capacity = point(system__time="slotted")
+    assert all(v == {} for v in refs(poisson_capacity).values()) and bound(poisson_capacity) is None
+    one_per_slot = {"kind": "deterministic", "mean": 1}
+    constant = refs(point(system__time="slotted", workload__service=one_per_slot))
+    assert constant.pop("Random") == {"mean_response": pytest.approx(theory.slotted_md1_response(0.9)),
+                                      "mean_queue_length": pytest.approx(0.9 * 5.5)}
+    assert all(v == {} for v in constant.values())
+    later = refs(point(system__time="slotted", system__slot={"same_slot": False}, workload__service=one_per_slot))
+    assert later["Random"]["mean_response"] == pytest.approx(6.5)
+    batched = refs(point(system__time="slotted", system__slot={"dispatch": "slot"}, workload__service=one_per_slot))
+    assert batched["Random"] == {}  # a slot's arrivals travel together: not Poisson at each server
+    # Nor a mean-field tail beside the measured occupancy.
+    from analysis.occupancy import policies_of, theory_tail
+    from emulator.output import write_scenario
+
+    write_scenario(tmp_path, poisson_capacity.scenario)
+    assert [theory_tail(info) for info in policies_of(tmp_path).values()] == [None] * 5

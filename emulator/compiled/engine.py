@@ -30,7 +30,7 @@ from ..config import Point, ResolvedPolicy
 from ..messages import KINDS, Kind
 from ..metrics import METRICS, QuantileSketch, Recorder
 from ..model import _speeds
-from ..occupancy import OCCUPANCY_METRICS, Occupancy
+from ..occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
 from ..streams import BATCH, generator
 from . import state as S
 
@@ -356,7 +356,7 @@ class _OccupancyArrays:
         """A real `Occupancy` in the state the SimPy servers would have left it."""
         from .occupancy import AREA, AREA_AT_EDGE, SINCE, TOTAL_AREA, TOTAL_AT_EDGE
 
-        observer = Occupancy(point.scenario.system.servers, 1.0 - point.load)
+        observer = Occupancy(point.scenario.system.servers, 1.0 - point.load, theory_mean(point.scenario))
         held, totals = int(iv[S.I_OCC_LENGTHS]), int(iv[S.I_OCC_TOTALS])
         observer.count = self.count[:held].tolist()
         observer.since = self.lengths[SINCE, :held].tolist()
