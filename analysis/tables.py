@@ -452,9 +452,11 @@ def _mark(table: Pivot, summary: pd.DataFrame) -> None:
         metric, combo = table.columns[c]
         values = dict(zip([*table.row_keys, *table.col_keys], (*table.rows[r], *combo), strict=True))
         values.pop("policy")
-        groups.setdefault((metric, *map(_fmt, values.values())), []).append((r, c))
-    for (metric, *_), where in groups.items():
-        marked = mark_best([table.cells[rc] for rc in where], direction(metric, discipline))  # type: ignore[misc]
+        # A swept discipline is one of the keys; otherwise every point has the same one.
+        own = str(values.get("system.discipline", discipline))
+        groups.setdefault((metric, own, *map(_fmt, values.values())), []).append((r, c))
+    for (metric, own, *_), where in groups.items():
+        marked = mark_best([table.cells[rc] for rc in where], direction(metric, own))  # type: ignore[misc]
         for rc, cell in zip(where, marked, strict=True):
             table.cells[rc] = cell
 
@@ -471,7 +473,8 @@ def _caption(summary: pd.DataFrame, table: Pivot, scenario: Any, theory: bool) -
         reps = f"{low}" if low == high else f"{low}–{high}"
         parts.append(f"{reps} replication{'s' if high != 1 else ''} per cell")
     text = ", ".join(parts) + ". Mean ± half-width of the 95% confidence interval (Student t over replications)."
-    if any(direction(m) for m in table.metrics):
+    only = list(summary["discipline"].unique()) if "discipline" in summary else []
+    if any(direction(m, str(only[0]) if len(only) == 1 else None) for m in table.metrics):
         text += (" Marked: the lowest value among the policies at each sweep point, and every value whose "
                  "interval overlaps it.")
     if any(m.endswith("_diff") for m in table.metrics):

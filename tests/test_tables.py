@@ -272,3 +272,16 @@ def test_no_continuous_theory_in_slotted_time(tmp_path: Path) -> None:
 
     write_scenario(tmp_path, poisson_capacity.scenario)
     assert [theory_tail(info) for info in policies_of(tmp_path).values()] == [None] * 5
+
+
+def test_a_swept_discipline_marks_queue_lengths_of_servers_only() -> None:
+    """The queue length of FIFO servers is better lower; a pool's occupancy has no better side."""
+    rows = [{"scenario": "t", "point": int(pool), "policy": policy, "policy_name": "random", "servers": 10,
+             "dispatchers": 1, "discipline": disc, "load": 0.5, "system.discipline": disc,
+             "mean_queue_length": mean, "mean_queue_length_ci95": 0.01, "replications": 3}
+            for pool, disc in enumerate(("fifo", "pool")) for policy, mean in (("A", 1.0), ("B", 2.0))]
+    summary = pd.DataFrame(rows)
+    text = comparison_table(summary, metrics=["mean_queue_length"], theory=False)
+    assert text.count("*") == 2  # A's FIFO cell, and the legend
+    assert "*" not in comparison_table(summary[summary["discipline"] == "pool"],
+                                       metrics=["mean_queue_length"], theory=False)
