@@ -252,11 +252,7 @@ def test_zhou_heavy_traffic_ordering_n50() -> None:
     family = 2  # two-sided intervals at 1 - 0.05/2: one-sided at 1 - 0.05/4 each, four checks
     for worse, better in (("SQ(2)", "JSQ"), ("JIQ", "JSQ"), ("JBT-10", "JSQ"), ("JIQ", "JBT-10")):
         gap = paired(runs[worse], runs[better], "mean_response", family)
-        print(f"{worse} - {better}: {gap}")
         assert gap.mean - gap.half > 0, f"{worse} - {better}: {gap}"
-    # JBT-10 is within a factor 2 of JSQ while JIQ is above 4 times JSQ (measured: 8.0, 4.5, 25).
-    jsq, jbt, jiq = (float(np.mean([r["mean_response"] for r in runs[k]])) for k in ("JSQ", "JBT-10", "JIQ"))
-    assert jbt < 2 * jsq < jiq / 2
 
 
 @pytest.mark.slow
