@@ -95,11 +95,13 @@ def scaled_deviations(occupancy: pd.DataFrame, summary: pd.DataFrame) -> pd.Data
     return frame.drop(columns=["discipline"]).reset_index(drop=True)
 
 
-def pooled_ks(total_jobs: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+def pooled_ks(total_jobs: pd.DataFrame, summary: pd.DataFrame, theory_mean: float | None = None) -> pd.DataFrame:
     """KS distances of ε × total jobs to the exponential, from the distribution pooled over replications.
 
     ``total_jobs.csv`` holds the mean over replications of P(total = n); its KS
-    distance (`emulator.occupancy.ks_exponential`) to Exp(1) and to the
+    distance (`emulator.occupancy.ks_exponential`) to the exponential of mean
+    ``theory_mean`` (default 1, the limit for Poisson arrivals and exponential
+    service; `emulator.occupancy.theory_mean` gives it for other scenarios) and to the
     exponential of its own mean is free of the upward bias that each
     replication's noise gives the mean of per-replication distances
     (``ks_exponential_*`` in summary.csv). One row per (point, policy) with
@@ -123,7 +125,7 @@ def pooled_ks(total_jobs: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
         mean = eps * float(np.arange(len(p)) @ p)
         rows.append({"point": point, "policy": policy, "servers": int(meta["servers"].iloc[0]),
                      "load": 1.0 - eps, "mean_scaled_total": mean,
-                     "ks_theory": ks_exponential(p, eps, THEORY_MEAN),
+                     "ks_theory": ks_exponential(p, eps, THEORY_MEAN if theory_mean is None else theory_mean),
                      "ks_fitted": ks_exponential(p, eps, mean) if mean > 0 else math.nan})
     return pd.DataFrame(rows, columns=["point", "policy", "servers", "load", "mean_scaled_total",
                                        "ks_theory", "ks_fitted"])
