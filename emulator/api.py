@@ -23,7 +23,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
              dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
-             label: str | None = None, occupancy: bool = False, engine: str = "auto",
+             label: str | None = None, occupancy: bool = False, response_bins: bool = False,
+             engine: str = "auto",
              time: str = "continuous",
              slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
@@ -38,7 +39,9 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     the row then also holds ``occupancy`` (s_i, a list indexed by i), ``total_jobs``
     (``[first, probabilities]``) and the metrics ``mean_spread``, ``mean_scaled_total``
     and ``ks_exponential_*`` (NaN without it); see ``docs/occupancy.md``.
-    ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``.
+    ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``. With
+    ``response_bins=True`` the row keeps the response-time sketch's non-empty bins
+    (``[[bin, count], ...]``), as the result store does.
 
     Examples
     --------
@@ -67,7 +70,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         data["network"] = {"latency": _law(latency)}
     point = Scenario.from_dict(data).points()[0]
     row = run_task(Task(point, point.policies[0], 0, point.scenario.seed))
-    del row["response_bins"]  # the sketch's bins: response_cdf.csv of `run` shows them
+    if not response_bins:  # the sketch's bins, as stored for response_cdf.csv of `run`
+        del row["response_bins"]
     return row
 
 

@@ -13,7 +13,6 @@ import math
 import sys
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 from conftest import make_point, trace_arrivals
@@ -21,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import emulator
-from emulator import api, compiled
+from emulator import compiled
 from emulator.compiled import engine as compiled_engine
 from emulator.errors import ScenarioError
 from emulator.model import build_model
@@ -32,17 +31,8 @@ IGNORED = ("wall_seconds", "engine")
 
 
 def full_row(policy: str, **options: Any) -> dict[str, Any]:
-    """`emulator.simulate`'s row with the sketch's ``response_bins``, which it leaves out (runs.csv has them)."""
-    rows: list[dict[str, Any]] = []
-
-    def keep(task: Task) -> dict[str, Any]:
-        row = run_task(task)
-        rows.append(dict(row))
-        return row
-
-    with mock.patch.object(api, "run_task", keep):
-        emulator.simulate(policy, **options)
-    return rows[0]
+    """`emulator.simulate`'s row with the sketch's ``response_bins`` (runs.csv's store has them)."""
+    return emulator.simulate(policy, response_bins=True, **options)
 
 
 def same_row(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
