@@ -260,3 +260,35 @@ def test_drawn_speeds_that_overload_are_refused_by_the_compiled_engine() -> None
         compiled.record(point, point.policies[0], 1)
     assert str(compiled_error.value) == str(simpy_error.value)
     assert "drawn with seed 1" in str(compiled_error.value)
+
+
+@pytest.mark.slow
+def test_a_changed_sibling_of_the_kernel_is_not_read_from_a_stale_cache(tmp_path: Path) -> None:
+    """Numba checks a cached function against its own file only; the kernel inlines its siblings'.
+
+    A copy of the package with its cache: after a change to ``policies.py`` alone (Random
+    sends every job to server 0), the compiled engine must run the changed code, as the
+    SimPy engine would, not the kernel cached before the change.
+    """
+    import shutil
+    import subprocess
+
+    shutil.copytree(ROOT / "emulator", tmp_path / "emulator")
+    script = ("import emulator; row = emulator.simulate('random', servers=4, load=0.5, jobs=2000, seed=1, "
+              "engine='compiled'); print(row['engine'], row['mean_response'])")
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                              check=True)
+        return done.stdout.split()
+
+    engine, before = run()
+    assert engine == "compiled"
+    policies = tmp_path / "emulator" / "compiled" / "policies.py"
+    text = policies.read_text()
+    original = "    return int(uniform(rng, ubuf, iv) * P[P_N])\n"
+    assert text.count(original) == 1
+    policies.write_text(text.replace(original, "    return 0\n"))
+    engine, after = run()
+    assert engine == "compiled"
+    assert float(after) > 2 * float(before)  # one server at load 2 instead of four at 0.5
