@@ -292,3 +292,24 @@ def test_a_changed_sibling_of_the_kernel_is_not_read_from_a_stale_cache(tmp_path
     engine, after = run()
     assert engine == "compiled"
     assert float(after) > 2 * float(before)  # one server at load 2 instead of four at 0.5
+
+
+def test_a_folder_started_on_simpy_resumes_on_the_compiled_engine(tmp_path: Path) -> None:
+    """The store ignores ``run.engine``: the mixed folder's files are the one-engine folder's, and its
+    summary's ``engine`` names both engines where a (point, policy) mixes them, not the first one's."""
+    import pandas as pd
+
+    data = {"name": "mixed", "seed": 3, "replications": 1, "run": {"jobs": 3000, "warmup_jobs": 300},
+            "system": {"servers": 8}, "policies": [{"name": "jsq"}, {"name": "jbt", "d": 2, "period": 5}]}
+    emulator.run({**data, "run": {**data["run"], "engine": "simpy"}}, workers=1, out=tmp_path / "mixed")
+    data = {**data, "replications": 3, "run": {**data["run"], "engine": "compiled"}}
+    emulator.run(data, workers=1, out=tmp_path / "mixed")
+    emulator.run(data, workers=1, out=tmp_path / "compiled")
+    for name in ("runs", "summary", "occupancy", "total_jobs", "response_cdf"):
+        mixed, alone = (pd.read_csv(tmp_path / folder / f"{name}.csv") for folder in ("mixed", "compiled"))
+        ignored = [c for c in mixed.columns if c.startswith(IGNORED)]
+        pd.testing.assert_frame_equal(mixed.drop(columns=ignored), alone.drop(columns=ignored))
+    runs = pd.read_csv(tmp_path / "mixed" / "runs.csv")
+    assert list(runs["engine"]) == ["simpy", "compiled", "compiled"] * 2
+    assert list(pd.read_csv(tmp_path / "mixed" / "summary.csv")["engine"]) == ["compiled+simpy"] * 2
+    assert list(pd.read_csv(tmp_path / "compiled" / "summary.csv")["engine"]) == ["compiled"] * 2
