@@ -68,6 +68,8 @@ def summarize(runs: Any, compare_to: str | None = None, precision: Any = None) -
     rows = []
     for (point, _), group in runs.groupby(["point", "policy"], sort=False):
         row = {key: group[key].iloc[0] for key in keys}
+        if "engine" in row:  # a folder resumed on the other engine mixes them (with the same rows)
+            row["engine"] = "+".join(sorted(str(engine) for engine in group["engine"].dropna().unique()))
         for metric in metrics:
             row[metric], row[f"{metric}_ci95"] = mean_ci(group[metric])
         row["replications"] = len(group)

@@ -260,3 +260,56 @@ def test_drawn_speeds_that_overload_are_refused_by_the_compiled_engine() -> None
         compiled.record(point, point.policies[0], 1)
     assert str(compiled_error.value) == str(simpy_error.value)
     assert "drawn with seed 1" in str(compiled_error.value)
+
+
+@pytest.mark.slow
+def test_a_changed_sibling_of_the_kernel_is_not_read_from_a_stale_cache(tmp_path: Path) -> None:
+    """Numba checks a cached function against its own file only; the kernel inlines its siblings'.
+
+    A copy of the package with its cache: after a change to ``policies.py`` alone (Random
+    sends every job to server 0), the compiled engine must run the changed code, as the
+    SimPy engine would, not the kernel cached before the change.
+    """
+    import shutil
+    import subprocess
+
+    shutil.copytree(ROOT / "emulator", tmp_path / "emulator")
+    script = ("import emulator; row = emulator.simulate('random', servers=4, load=0.5, jobs=2000, seed=1, "
+              "engine='compiled'); print(row['engine'], row['mean_response'])")
+
+    def run() -> list[str]:
+        done = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                              check=True)
+        return done.stdout.split()
+
+    engine, before = run()
+    assert engine == "compiled"
+    policies = tmp_path / "emulator" / "compiled" / "policies.py"
+    text = policies.read_text()
+    original = "    return int(uniform(rng, ubuf, iv) * P[P_N])\n"
+    assert text.count(original) == 1
+    policies.write_text(text.replace(original, "    return 0\n"))
+    engine, after = run()
+    assert engine == "compiled"
+    assert float(after) > 2 * float(before)  # one server at load 2 instead of four at 0.5
+
+
+def test_a_folder_started_on_simpy_resumes_on_the_compiled_engine(tmp_path: Path) -> None:
+    """The store ignores ``run.engine``: the mixed folder's files are the one-engine folder's, and its
+    summary's ``engine`` names both engines where a (point, policy) mixes them, not the first one's."""
+    import pandas as pd
+
+    data = {"name": "mixed", "seed": 3, "replications": 1, "run": {"jobs": 3000, "warmup_jobs": 300},
+            "system": {"servers": 8}, "policies": [{"name": "jsq"}, {"name": "jbt", "d": 2, "period": 5}]}
+    emulator.run({**data, "run": {**data["run"], "engine": "simpy"}}, workers=1, out=tmp_path / "mixed")
+    data = {**data, "replications": 3, "run": {**data["run"], "engine": "compiled"}}
+    emulator.run(data, workers=1, out=tmp_path / "mixed")
+    emulator.run(data, workers=1, out=tmp_path / "compiled")
+    for name in ("runs", "summary", "occupancy", "total_jobs", "response_cdf"):
+        mixed, alone = (pd.read_csv(tmp_path / folder / f"{name}.csv") for folder in ("mixed", "compiled"))
+        ignored = [c for c in mixed.columns if c.startswith(IGNORED)]
+        pd.testing.assert_frame_equal(mixed.drop(columns=ignored), alone.drop(columns=ignored))
+    runs = pd.read_csv(tmp_path / "mixed" / "runs.csv")
+    assert list(runs["engine"]) == ["simpy", "compiled", "compiled"] * 2
+    assert list(pd.read_csv(tmp_path / "mixed" / "summary.csv")["engine"]) == ["compiled+simpy"] * 2
+    assert list(pd.read_csv(tmp_path / "compiled" / "summary.csv")["engine"]) == ["compiled"] * 2

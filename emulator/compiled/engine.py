@@ -115,7 +115,51 @@ def available() -> bool:
         from . import kernel  # noqa: F401
     except (ImportError, RuntimeError):
         return False
+    _drop_stale_cache()
     return True
+
+
+SOURCES_STAMP = "lbemu-compiled-sources.sha256"
+"""The file, in each numba cache folder of the package, naming the sources its entries were compiled from."""
+
+
+def _drop_stale_cache() -> None:
+    """Empty the package's numba cache if any of its source files changed since it was written.
+
+    Numba checks a cached function against its own file only, but the kernel inlines
+    functions and constants of its siblings (``core``, ``policies``, ``state``,
+    ``occupancy``): after a change to one of them alone, it would load the kernel
+    compiled before, and run the old code. So the cache folder holds a digest of every
+    source of the package; where it differs, every entry is emptied and recompiled.
+    """
+    import hashlib
+    from pathlib import Path
+
+    from numba.core.dispatcher import Dispatcher
+
+    from . import core, kernel, occupancy, policies
+
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    fingerprint = digest.hexdigest()
+    caches: list[Any] = [getattr(value, "_cache", None) for module in (core, kernel, occupancy, policies)
+                         for value in vars(module).values() if isinstance(value, Dispatcher)]
+    caches = [cache for cache in caches if hasattr(cache, "_cache_path")]  # cache=True ones
+    for folder in {cache._cache_path for cache in caches}:
+        stamp = Path(folder) / SOURCES_STAMP
+        try:
+            if stamp.read_text() == fingerprint:
+                continue
+        except OSError:  # none yet: a new cache, or one written before the stamp
+            pass
+        for cache in caches:
+            if cache._cache_path == folder:
+                cache.flush()
+        try:
+            stamp.write_text(fingerprint)
+        except OSError:  # then the next process empties it again: slower, never wrong
+            pass
 
 
 def _needs_choice(n: int, k: int, replace: bool) -> bool:
@@ -133,6 +177,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     """One replication on the compiled engine: its `Recorder`, as the SimPy model leaves it."""
     from .core import BATCH as KERNEL_BATCH
     from .kernel import RESPONSE_BATCH, simulate
+
+    available()  # which also drops a cache compiled from other sources
 
     assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
     scenario = point.scenario
