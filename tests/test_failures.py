@@ -124,8 +124,10 @@ PYTHON = [sys.executable, "-m", "emulator"]
 
 def workers_scenario(folder: Path, long_jobs: int, replications: int) -> Path:
     path = folder / "w.yaml"
+    # SimPy: the long tasks must still be running when a test interrupts them (compiled, 5M jobs take a second).
     path.write_text(f"name: workers\nseed: 5\nreplications: {replications}\n"
-                    "run: {jobs: 1000, warmup_jobs: 100}\nsystem: {servers: 4}\npolicies: [{name: jsq}]\n"
+                    "run: {jobs: 1000, warmup_jobs: 100, engine: simpy}\nsystem: {servers: 4}\n"
+                    "policies: [{name: jsq}]\n"
                     f"sweep: {{run.jobs: [1000, {long_jobs}]}}\n")
     return path
 
