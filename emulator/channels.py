@@ -72,6 +72,14 @@ class Channel:
         else:
             self._later(server.accept, (job,))
 
+    def transfer_all(self, jobs: list[Any], server: Any) -> None:
+        """Move a batch of jobs to a server at once (slotted time, one decision per slot)."""
+        self.recorder.transfers += len(jobs)
+        if self.latency is None:
+            server.accept_all(jobs)
+        else:
+            self._later(server.accept_all, (jobs,))
+
     def ask(self, targets: Sequence[T], answer: Callable[[T], int],
             then: Callable[[list[int]], None]) -> None:
         """Query every target and call ``then(answers)`` once all replies are in.

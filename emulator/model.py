@@ -64,8 +64,13 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     env = simpy.Environment()
     recorder = Recorder(env, system.servers, scenario.run.warmup_jobs, scenario.run.jobs)
     latency = scenario.network.latency
-    channel = Channel(env, recorder, None if latency.mean == 0
-                      else latency.law().sampler(generator(seed, "network")))
+    slot = system.slot or SlotConfig()
+    channel: Channel
+    if system.time == "slotted" and slot.pull_delay:
+        channel = slotted.SlotChannel(env, recorder, slot.pull_delay)
+    else:
+        channel = Channel(env, recorder, None if latency.mean == 0
+                          else latency.law().sampler(generator(seed, "network")))
     speeds, rate = _speeds(point, policy, seed)
     busy: set[int] = set()  # slotted time: the ids of servers with jobs, shared with the slot clock
     servers: list[Server]
@@ -79,7 +84,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         recorder.occupancy = Occupancy(system.servers, 1.0 - point.load, theory_mean(scenario))
         for server in servers:
             server.observer = recorder.occupancy
-    dispatchers = [Dispatcher(i, channel, servers) for i in range(system.dispatchers)]
+    dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
+    dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate)
     model.policy = REGISTRY[policy.name](model, policy.params)
     for dispatcher in dispatchers:
@@ -95,9 +101,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
                                         **arrival.gap_options())
         mus = [speed / workload.service.mean for speed in speeds]
         caps = slotted.capacities(workload.service.kind, mus, generator(seed, "capacities"))
-        slot = system.slot or SlotConfig()
         env.process(slotted.clock(env, counts, caps, servers, busy, dispatchers,  # type: ignore[arg-type]
-                                  split, recorder, slot.same_slot, slot.dispatch == "slot", bounds))
+                                  split, recorder, slot.same_slot, bounds))
         return model
     gaps = arrivals.gaps(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
     sizes: Iterator[float] = workload.service.law().sampler(generator(seed, "sizes"))

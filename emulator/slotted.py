@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Generator, Iterator
+from collections.abc import Callable, Generator, Iterator
 from fractions import Fraction
 from typing import Any
 
@@ -38,8 +38,10 @@ import numpy as np
 import simpy
 from simpy.events import URGENT, Timeout
 
+from .channels import Channel
 from .dispatcher import Dispatcher
 from .job import Job
+from .messages import Kind
 from .metrics import Recorder
 from .server import Server
 from .streams import BATCH, Uniforms
@@ -63,9 +65,28 @@ class SlottedServer(Server):
         self.busy = busy
 
     def accept(self, job: Job) -> None:
-        job.server = self.id  # set even if blocked: with batch dispatch the slot's other arrivals follow it
+        self._enter(job)
+        if self.on_arrive is not None:
+            self.on_arrive(self, job)
+
+    def accept_all(self, jobs: list[Job]) -> None:
+        """Accept a slot's jobs routed together, then run the hook once per job.
+
+        The policy's server side judges the server once all of them are here: a
+        server that has just received the whole batch is no longer below a
+        threshold, whichever job of the batch the hook runs for.
+        """
+        for job in jobs:
+            self._enter(job)
+        if self.on_arrive is not None:
+            for job in jobs:
+                self.on_arrive(self, job)
+
+    def _enter(self, job: Job) -> None:
+        job.server = self.id
         if self.capacity is not None and self.length >= self.capacity:
-            self._block(job)
+            job.blocked = True
+            self.recorder.block(job)
             return
         now = self.env._now
         job.at_server = now
@@ -75,8 +96,6 @@ class SlottedServer(Server):
         self.busy.add(self.id)
         if self.observer is not None:
             self.observer.arrive(self.length, now)
-        if self.on_arrive is not None:
-            self.on_arrive(self, job)
 
     def serve(self, capacity: int, same_slot: bool) -> None:
         """Complete up to ``capacity`` jobs of the slot that ends now, first come first served."""
@@ -96,6 +115,55 @@ class SlottedServer(Server):
                 self.on_depart(self)
         if not queue:
             self.busy.discard(self.id)
+
+
+class SlotDispatcher(Dispatcher):
+    """A dispatcher that routes all of a slot's arrivals with one decision (``dispatch: slot``).
+
+    The clock sets ``followers`` to the slot's other arrivals here and hands the
+    first to the policy; wherever the policy sends it, the followers go with it,
+    in one transfer of the whole batch.
+    """
+
+    def __init__(self, id: int, channel: Channel, servers: list[Any]) -> None:
+        super().__init__(id, channel, servers)
+        self.followers: list[Job] = []
+
+    def send(self, job: Job, server: Any) -> None:
+        jobs = [job, *self.followers]
+        self.followers = []
+        now = self.env._now
+        for each in jobs:
+            each.dispatched = now
+        self.channel.transfer_all(jobs, server)
+
+
+class SlotChannel(Channel):
+    """Slotted transport whose pull messages (idle tokens, reports) reach the decisions late.
+
+    A pull message sent at time t (the service phase at the end of slot t - 1, or
+    during slot t) is counted at once and delivered after the decisions of slot
+    t + delay - 1, so the first decision that can use it is that of slot t + delay.
+    """
+
+    def __init__(self, env: simpy.Environment, recorder: Recorder, delay: int) -> None:
+        super().__init__(env, recorder, None)
+        self.delay = delay
+        self.held: deque[tuple[int, Callable[..., Any], tuple[Any, ...]]] = deque()
+
+    def send(self, kind: Kind, deliver: Callable[..., Any], *args: Any) -> None:
+        if kind is Kind.IDLE or kind is Kind.REPORT:
+            self.counts[kind] += 1
+            self.held.append((int(self.env._now) + self.delay - 1, deliver, args))
+        else:
+            super().send(kind, deliver, *args)
+
+    def release(self, slot: int) -> None:
+        """Deliver what is due once the decisions of ``slot`` are made."""
+        held = self.held
+        while held and held[0][0] <= slot:
+            _, deliver, args = held.popleft()
+            deliver(*args)
 
 
 # -- random inputs per slot ---------------------------------------------------------------
@@ -185,11 +253,12 @@ class _Boundary(simpy.Event):
 def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int]],
           servers: list[SlottedServer], busy: set[int], dispatchers: list[Dispatcher],
           split: Uniforms | None, recorder: Recorder, same_slot: bool,
-          batch: bool = False, bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
+          bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
     """The slot clock process: arrivals of each slot, then its service phase (see the module docstring).
 
-    With ``batch``, only the first arrival of the slot at each dispatcher goes
-    through the policy; the others follow it to the same server (one decision per
+    With `SlotDispatcher` dispatchers (``dispatch: slot``) the slot's arrivals are
+    first gathered per dispatcher, in arrival order; then each dispatcher, in the
+    order of its first arrival, makes one decision for its batch (one decision per
     slot and dispatcher, as in the discrete-time models that route a slot's
     arrivals together).
     """
@@ -197,7 +266,9 @@ def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int
     single = dispatchers[0]
     first, end = recorder.warmup, recorder.warmup + recorder.jobs
     next_count = counts.__next__
-    leader: dict[int, Job] = {}  # batch: each dispatcher's first job of the slot
+    batch = isinstance(single, SlotDispatcher)
+    release = single.channel.release if isinstance(single.channel, SlotChannel) else None
+    batches: dict[Dispatcher, list[Job]] = {}  # batch: each dispatcher's arrivals of the slot
     while True:
         now = env._now
         for _ in range(next_count()):
@@ -212,13 +283,16 @@ def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int
             else:  # unequal shares, as in continuous time
                 target = dispatchers[bisect_right(bounds, split.random())]
             if batch:
-                head = leader.get(target.id)
-                if head is not None:
-                    target.send(job, servers[head.server])
-                    continue
-                leader[target.id] = job
-            target.receive(job)
-        leader.clear()
+                batches.setdefault(target, []).append(job)
+            else:
+                target.receive(job)
+        if batches:
+            for target, jobs in batches.items():
+                target.followers = jobs[1:]  # type: ignore[attr-defined]
+                target.receive(jobs[0])
+            batches.clear()
+        if release is not None:
+            release(int(now))
         yield _Boundary(env)
         capacity = next(caps)
         for sid in sorted(busy):

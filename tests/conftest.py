@@ -157,25 +157,37 @@ class Trace:
         receive, send, env = dispatcher.receive, dispatcher.send, self.model.env
 
         def on_receive(job: Any) -> None:
-            self.received.append((env.now, dispatcher.id, job))
+            # Slotted time, one decision per slot: the slot's other arrivals here follow this one.
+            for each in (job, *getattr(dispatcher, "followers", ())):
+                self.received.append((env.now, dispatcher.id, each))
             receive(job)
 
         def on_send(job: Any, server: Any) -> None:
             lengths = tuple(s.length for s in self.model.servers)
-            self.sent.append((env.now, dispatcher.id, job.id, server.id, lengths))
+            for each in (job, *getattr(dispatcher, "followers", ())):
+                self.sent.append((env.now, dispatcher.id, each.id, server.id, lengths))
             send(job, server)
 
         dispatcher.receive = on_receive
         dispatcher.send = on_send
 
     def _wrap_server(self, server: Any) -> None:
-        accept, env = server.accept, self.model.env
+        env = self.model.env
+        accept = server.accept
 
         def on_accept(job: Any) -> None:
             self.accepted.append((env.now, server.id, job.id))
             accept(job)
 
         server.accept = on_accept
+        if hasattr(server, "accept_all"):  # slotted time: a slot's batch arrives together
+            accept_all = server.accept_all
+
+            def on_accept_all(jobs: list[Any]) -> None:
+                self.accepted += [(env.now, server.id, job.id) for job in jobs]
+                accept_all(jobs)
+
+            server.accept_all = on_accept_all
 
     # -- running and reading -----------------------------------------------------------
     def run(self, limit: float = 10_000.0) -> dict[str, float]:
@@ -192,11 +204,11 @@ class Trace:
 
     @property
     def jobs(self) -> list[Any]:
-        """Every job that reached a dispatcher, in arrival order."""
-        return [job for _, _, job in self.received]
+        """Every job that reached a dispatcher, in arrival order (by id)."""
+        return sorted((job for _, _, job in self.received), key=lambda job: job.id)
 
     def job(self, job_id: int) -> Any:
-        return self.received[job_id][2]
+        return next(job for _, _, job in self.received if job.id == job_id)
 
     def completion(self) -> dict[int, float]:
         return {job.id: now for now, _, job in self.left}

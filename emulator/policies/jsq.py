@@ -29,6 +29,7 @@ class LengthIndex:
     def __init__(self, n: int) -> None:
         self.buckets: list[list[int]] = [list(range(n))]
         self.position = list(range(n))
+        self.length = [0] * n  # each server's length as indexed
         self.low = 0  # the smallest length with a non-empty bucket
 
     def _move(self, sid: int, old: int, new: int) -> None:
@@ -38,23 +39,27 @@ class LengthIndex:
         if last != sid:
             bucket[i] = last
             self.position[last] = i
-        if new == len(self.buckets):
+        while new >= len(self.buckets):
             self.buckets.append([])
         target = self.buckets[new]
         self.position[sid] = len(target)
         target.append(sid)
 
     def arrived(self, server: Server, job: Job) -> None:
-        if job.blocked:
+        sid, new = server.id, server.length
+        old = self.length[sid]
+        if new == old:  # blocked, or a batch whose first job already moved it (slotted time)
             return
-        new = server.length
-        self._move(server.id, new - 1, new)
-        if new - 1 == self.low and not self.buckets[self.low]:
-            self.low = new
+        self.length[sid] = new
+        self._move(sid, old, new)
+        if old == self.low:
+            while not self.buckets[self.low]:
+                self.low += 1
 
     def departed(self, server: Server) -> None:
-        new = server.length
-        self._move(server.id, new + 1, new)
+        sid, new = server.id, server.length
+        self._move(sid, self.length[sid], new)
+        self.length[sid] = new
         if new < self.low:
             self.low = new
 
