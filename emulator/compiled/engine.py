@@ -60,7 +60,7 @@ _KNOWN_FIELDS = {
 _KNOWN_PARAMS = {
     "random": set(), "round_robin": set(), "jsq": set(), "sqd": {"d", "replace"},
     "threshold": {"d", "threshold", "replace"}, "jiq": {"d", "memory"},
-    "jbt": {"d", "period", "below", "rereport", "recheck", "reset", "initial_threshold"},
+    "jbt": {"d", "period", "below", "reports", "rereport", "recheck", "reset", "initial_threshold"},
 }
 _KNOWN_METRICS = (
     "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",

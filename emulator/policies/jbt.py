@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
+from pydantic_core import PydanticCustomError
 from simpy.events import Timeout
 
 from ..messages import Kind
@@ -31,14 +32,32 @@ class JBTConfig(PolicyConfig):
     period: float = Field(100.0, gt=0, description="time between threshold updates (T)")
     below: Literal["le", "lt"] = Field(
         "le", description="'le': a server is below when its length <= r; 'lt': when < r")
+    reports: Literal["state", "crossing"] = Field(
+        "state", description="when a server that is below and not listed reports: 'state' after departures, "
+                             "jobs from the list and new thresholds (rereport and recheck default true); "
+                             "'crossing', the paper's rule, only when a departure leaves it below (both false)")
     rereport: bool = Field(
-        True, description="a server sent a job from the list reports again at once if still below")
+        True, description="a server sent a job from the list reports again at once if still below "
+                          "(default from reports)")
     recheck: bool = Field(
-        True, description="on a new threshold, a server that is now below and not listed reports")
+        True, description="on a new threshold, a server that is now below and not listed reports "
+                          "(default from reports)")
     reset: bool = Field(
         False, description="on each update the dispatchers clear their lists, and the new threshold tells "
                            "every server it is no longer listed (so those below the new r report again)")
     initial_threshold: int = Field(0, ge=0, description="threshold before the first update")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_reports(cls, data: Any) -> Any:
+        """``reports: crossing`` presets rereport and recheck to false, and refuses either set true."""
+        if isinstance(data, dict) and data.get("reports") == "crossing":
+            for key in ("rereport", "recheck"):
+                if data.get(key) is True:
+                    raise PydanticCustomError("shape", "{key}: expected false (or unset) with reports: crossing",
+                                              {"key": key, "value": True})
+            data = {**data, "rereport": False, "recheck": False}
+        return data
 
 
 class JBTPolicy(ListPolicy):
@@ -48,7 +67,11 @@ class JBTPolicy(ListPolicy):
     the default) or < r (``lt``), r being the last threshold it received. A
     server that is below and not listed sends one ``report`` and counts itself
     listed. It checks this after each departure, after a job taken from the list
-    arrives (``rereport``) and when a new threshold arrives (``recheck``). With
+    arrives (``rereport``) and when a new threshold arrives (``recheck``).
+    ``reports`` names the two readings: ``state`` (the default, both checks on:
+    the list tracks "below and not yet sent a job") and ``crossing`` (both off:
+    a server reports only when a departure leaves it below, which is how the
+    paper describes its servers). With
     ``reset``, each update clears the dispatchers' lists and the new threshold
     tells every server it is no longer listed, so the list holds only servers
     below the current r (at the cost of up to N more reports per period). With
@@ -68,12 +91,15 @@ class JBTPolicy(ListPolicy):
 
     Defaults for the points the paper leaves open: ``le``, because r is the
     minimum of sampled lengths and is often 0, and with ``lt`` a threshold of 0
-    lists nobody; ``rereport`` and ``recheck`` make the list track "below and not
-    yet sent a job", the state-based reading; ``reset`` is off, so a server listed
-    under an earlier, higher r stays listed. A server reports only when not
-    listed, so reports never exceed the jobs taken from lists plus N: at most
-    1 + N/jobs per job, plus (N + 2d) per update period (N + 2d + D - 1 with
-    ``reset`` and D dispatchers). With several dispatchers, reports go to a
+    lists nobody; ``reports: state``, the state-based reading, in continuous time
+    the better of the two (the paper's scenarios in ``scenarios/`` use
+    ``crossing``); ``reset`` is off, so a server listed under an earlier, higher
+    r stays listed. A server reports only when not listed, so reports never
+    exceed the jobs taken from lists plus N: at most 1 + N/jobs per job, plus
+    (N + 2d) per update period (N + 2d + D - 1 with ``reset`` and D
+    dispatchers). In slotted time with one decision per slot, a decision takes
+    one id for the slot's whole batch, so reports are at most the decisions
+    taken from the list plus N. With several dispatchers, reports go to a
     uniformly random one. JIQ is the fixed threshold r = 0 under ``le``.
 
     References
@@ -85,7 +111,8 @@ class JBTPolicy(ListPolicy):
 
     name = "jbt"
     Config = JBTConfig
-    messages = "at most 1 report per job, plus N threshold + 2d per period (+ D-1 threshold with reset)"
+    messages = ("reports: at most the jobs (slotted: decisions) taken from the list, plus N; "
+                "N threshold + 2d per period (+ D-1 threshold with reset)")
     expressions: ClassVar[tuple[str, ...]] = ("d",)
 
     @classmethod
