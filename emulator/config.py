@@ -122,9 +122,14 @@ class SlotConfig(Strict):
     same_slot: bool = Field(
         True, description="a job can be served in the slot it arrives in (response >= 1 slot); "
                           "false: from the next slot on (response >= 2)")
-    dispatch: Literal["job", "slot"] = Field(
-        "job", description="job: each arrival is dispatched on its own; slot: the policy dispatches the first "
-                           "arrival of a slot at a dispatcher and the others follow it to the same server")
+    dispatch: Literal["slot", "job"] = Field(
+        "slot", description="slot: one routing decision per slot and dispatcher, the slot's arrivals there go "
+                            "together to the server it picks (Zhou et al.'s model); job: each arrival is "
+                            "dispatched on its own")
+    pull_delay: int = Field(
+        0, ge=0, le=1000, description="slots before an idle token or report reaches the decisions: 0, one sent "
+                                      "at the end of a slot is seen by the next slot's decision; k, by the "
+                                      "decision k slots after that")
 
 
 def _speeds_member(value: Any) -> str:
