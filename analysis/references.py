@@ -20,9 +20,10 @@ pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang
 pools: SQ(d)              as above, exponential service, zero latency     mean field, N → ∞
 pools: JSQ                as SQ(d)                                        fluid limit, N → ∞
 pools: every policy       Poisson, exponential, capacity B, equal speeds  Erlang B of N·B, lower bound
-slotted: random           Poisson arrivals per slot, one job per slot     slotted M/D/1, exact
-                          (constant capacity 1), each arrival routed on
-                          its own, no capacity, zero latency
+slotted: random           Poisson arrivals per slot, capacity 1 per slot  slotted M/D/1, exact
+                          (or Poisson(1), where the chain is small), no   (per decision: a slot's
+                          capacity, zero latency; per arrival or per      Poisson(λN) batch with
+                          slot (a slot's arrivals routed together)        probability 1/N)
 ========================  ==============================================  ===========================
 
 Every other reference is a continuous-time result: in slotted time (responses
@@ -38,6 +39,7 @@ scaled by the service mean over the server speed.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from functools import lru_cache
@@ -126,19 +128,45 @@ def _pool(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
 
 
 def _slotted(point: Any, name: str, params: dict[str, Any]) -> dict[str, Reference]:
-    """Slotted time: random routing splits Poisson(λN) arrivals per slot into Poisson(λ) at each server."""
+    """Slotted time: random routing makes each server a slotted queue with known arrivals.
+
+    Dispatched one by one, Poisson(λN) arrivals per slot split into Poisson(λ) at each
+    server; with one decision per slot, a server receives the whole Poisson(λN) batch
+    with probability 1/N. Capacity 1 per slot has a closed form; Poisson(1) capacity
+    the chain of `analysis.theory.slotted_queue`, where it is small enough to solve.
+    """
     scenario = point.scenario
     system, service = scenario.system, scenario.workload.service
-    one_by_one = system.slot is None or system.slot.dispatch == "job"
-    if not (name == "random" or (name == "sqd" and params.get("d") == 1)) or not one_by_one:
+    if not (name == "random" or (name == "sqd" and params.get("d") == 1)) or _unit(scenario) != 1.0:
         return {}
-    if service.kind != "deterministic" or _unit(scenario) != 1.0:  # one job per slot
-        return {}
-    same_slot = system.slot is None or system.slot.same_slot
-    response = theory.slotted_md1_response(point.load, same_slot)
-    label = "slotted M/D/1, exact"
+    slot = system.slot
+    together = slot is None or slot.dispatch == "slot"
+    same_slot = slot is None or slot.same_slot
+    servers = system.servers if together else 1
+    if service.kind == "deterministic":
+        response = theory.slotted_md1_response(point.load, same_slot, servers)
+        label = "slotted M/D/1" + (", batches of a slot" if together else "") + ", exact"
+    else:
+        chain = _poisson_capacity_response(point.load, same_slot, servers)
+        if chain is None:
+            return {}
+        response = chain
+        label = "slotted queue, Poisson capacity" + (", batches of a slot" if together else "") + ", exact"
     return {"mean_response": Reference(response, label),
             "mean_queue_length": Reference(point.load * response, label)}  # Little's law
+
+
+@functools.lru_cache(maxsize=256)
+def _poisson_capacity_response(load: float, same_slot: bool, servers: int) -> float | None:
+    """The slotted queue's mean response with Poisson(1) capacity; None where its chain is too large.
+
+    A table asks for it once per cell; 2,048 states solve in a fraction of a second.
+    """
+    try:
+        return theory.slotted_queue(load, capacity="poisson", same_slot=same_slot, servers=servers,
+                                    max_states=2048)["mean_response"]
+    except ValueError:
+        return None
 
 
 def _applies(point: Any) -> bool:

@@ -903,17 +903,20 @@ def exact_supermarket(policy: str, servers: int, lam: float, d: int = 2, thresho
 # ---------------------------------------------------------------------------------------
 # Slotted time: one server, Poisson arrivals per slot (Zhou et al.'s setting)
 # ---------------------------------------------------------------------------------------
-def slotted_md1_response(lam: float, same_slot: bool = True) -> float:
-    """Mean response, in slots, of a slotted queue: Poisson(lam) arrivals and 1 service per slot.
+def slotted_md1_response(lam: float, same_slot: bool = True, servers: int = 1) -> float:
+    """Mean response, in slots, of a slotted queue with capacity 1 per slot.
 
+    The queue's arrivals per slot, A, are Poisson(lam); or, with ``servers`` n > 1,
+    random routing with one decision per slot: the slot's Poisson(lam n) arrivals
+    all come here with probability 1/n, so E[A] = lam and E[A^2] = lam + lam^2 n.
     Q (jobs at the start of a slot) follows ``Q' = max(Q + A - 1, 0)`` when a job
     can leave in its arrival slot. With U = 1{Q + A = 0}, Q' = Q + A - 1 + U and
     U^2 = U, (Q + A - 1) U = -U; E[U] = 1 - lam from the means, and the second
-    moments give E[Q] = lam^2 / (2 (1 - lam)). A job is present in its arrival slot
-    and every slot until the one it leaves in, so by Little's law the response is
-    (E[Q] + lam) / lam = 1 + lam / (2 (1 - lam)): the continuous M/D/1 response.
-    When service starts only in the next slot (``same_slot=False``), every job
-    stays exactly one slot longer.
+    moments give E[Q] = (E[A^2] - lam) / (2 (1 - lam)). A job is present in its
+    arrival slot and every slot until the one it leaves in, so by Little's law the
+    response is (E[Q] + lam) / lam = 1 + lam n / (2 (1 - lam)): for n = 1 the
+    continuous M/D/1 response. When service starts only in the next slot
+    (``same_slot=False``), every job stays exactly one slot longer.
 
     Examples
     --------
@@ -921,22 +924,27 @@ def slotted_md1_response(lam: float, same_slot: bool = True) -> float:
     3.0000000000000004
     >>> slotted_md1_response(0.8, same_slot=False)
     4.0
+    >>> slotted_md1_response(0.5, servers=10)
+    6.0
     """
     _check_load(lam)
-    return 1.0 + lam / (2.0 * (1.0 - lam)) + (0.0 if same_slot else 1.0)
+    return 1.0 + lam * servers / (2.0 * (1.0 - lam)) + (0.0 if same_slot else 1.0)
 
 
 def slotted_queue(lam: float, mu: float = 1.0, capacity: str = "constant", same_slot: bool = True,
-                  tol: float = 1e-12) -> dict[str, float]:
+                  tol: float = 1e-12, servers: int = 1, max_states: int = 8192) -> dict[str, float]:
     """One slotted queue with Poisson(lam) arrivals per slot, from its transition matrix.
 
     The number Q of jobs at the start of a slot is a Markov chain:
     ``Q' = max(Q + A - S, 0)`` (``same_slot``: arrivals can be served at once) or
-    ``Q' = max(Q - S, 0) + A``, with A ~ Poisson(lam) and S the slot's capacity,
+    ``Q' = max(Q - S, 0) + A``, with A ~ Poisson(lam) (with ``servers`` n > 1, a
+    Poisson(lam n) batch with probability 1/n, else none: random routing with one
+    decision per slot, see `slotted_md1_response`) and S the slot's capacity,
     ``mu`` (a whole number) for ``constant`` or Poisson(mu) for ``poisson``. The
     chain is truncated at K states (the top state keeps the overflow) and K is
     doubled until the upper half of the states holds less than ``tol`` of the
-    stationary mass; the stationary law solves pi P = pi directly.
+    stationary mass (a `ValueError` past ``max_states``); the stationary law
+    solves pi P = pi directly.
 
     Returns ``mean_queue_length`` (jobs present during a slot, E[Q] + lam, the
     emulator's time average) and ``mean_response`` (in slots, by Little's law).
@@ -955,7 +963,8 @@ def slotted_queue(lam: float, mu: float = 1.0, capacity: str = "constant", same_
     size = 64
     while True:
         states = np.arange(size)
-        arrivals = stats.poisson.pmf(states, lam)
+        arrivals = stats.poisson.pmf(states, lam * servers) / servers
+        arrivals[0] += 1.0 - 1.0 / servers
         if capacity == "constant":
             service = np.zeros(size)
             service[int(mu)] = 1.0
@@ -985,7 +994,7 @@ def slotted_queue(lam: float, mu: float = 1.0, capacity: str = "constant", same_
         mean = float(pi @ states)
         if pi[size // 2:].sum() < tol:  # the truncation no longer matters
             break
-        if size >= 8192:
+        if size >= max_states:
             raise ValueError(f"the chain needs more than {size} states at lam={lam}, mu={mu}")
         size *= 2
     present = mean + lam

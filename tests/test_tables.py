@@ -252,20 +252,28 @@ def test_cli_table_on_a_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 
 
 def test_no_continuous_theory_in_slotted_time(tmp_path: Path) -> None:
-    # Slotted queues are neither M/M/1 queues nor mean-field limits: only the slotted M/D/1
-    # (random routing, one job per slot) is exact there; when service starts in the next slot,
-    # every job stays one slot longer.
-    poisson_capacity = point(system__time="slotted")
-    assert all(v == {} for v in refs(poisson_capacity).values()) and bound(poisson_capacity) is None
+    # Slotted queues are neither M/M/1 queues nor mean-field limits: only the slotted queue of
+    # random routing is exact there. Its arrivals per server are Poisson(λ) when each job is
+    # dispatched on its own, and a Poisson(λN) batch with probability 1/N when a slot's arrivals
+    # are routed together (the default); when service starts in the next slot, every job stays
+    # one slot longer. With Poisson capacity the reference is the chain, where it is small.
     one_per_slot = {"kind": "deterministic", "mean": 1}
     constant = refs(point(system__time="slotted", workload__service=one_per_slot))
-    assert constant.pop("Random") == {"mean_response": pytest.approx(theory.slotted_md1_response(0.9)),
-                                      "mean_queue_length": pytest.approx(0.9 * 5.5)}
+    assert constant.pop("Random") == {"mean_response": pytest.approx(1 + 0.9 * 10 / 0.2),
+                                      "mean_queue_length": pytest.approx(0.9 * 46)}
     assert all(v == {} for v in constant.values())
-    later = refs(point(system__time="slotted", system__slot={"same_slot": False}, workload__service=one_per_slot))
+    one_by_one = {"dispatch": "job"}
+    alone = refs(point(system__time="slotted", system__slot=one_by_one, workload__service=one_per_slot))
+    assert alone["Random"]["mean_response"] == pytest.approx(theory.slotted_md1_response(0.9)) == 5.5
+    later = refs(point(system__time="slotted", system__slot={**one_by_one, "same_slot": False},
+                       workload__service=one_per_slot))
     assert later["Random"]["mean_response"] == pytest.approx(6.5)
-    batched = refs(point(system__time="slotted", system__slot={"dispatch": "slot"}, workload__service=one_per_slot))
-    assert batched["Random"] == {}  # a slot's arrivals travel together: not Poisson at each server
+    poisson_alone = refs(point(system__time="slotted", system__slot=one_by_one))
+    assert poisson_alone.pop("Random")["mean_response"] == pytest.approx(
+        theory.slotted_queue(0.9, capacity="poisson")["mean_response"])
+    assert all(v == {} for v in poisson_alone.values())
+    poisson_capacity = point(system__time="slotted")  # batches of 9 per slot: a chain too large here
+    assert all(v == {} for v in refs(poisson_capacity).values()) and bound(poisson_capacity) is None
     # Nor a mean-field tail beside the measured occupancy.
     from analysis.occupancy import policies_of, theory_tail
     from emulator.output import write_scenario
