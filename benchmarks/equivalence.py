@@ -69,7 +69,11 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     # Random routing on drawn speeds overloads a slow server: refused, in the same words.
     "random_speeds_drawn": {"policy": "random", "speeds": {"kind": "exponential"}},
     "sqd_pool_occupancy": {"policy": "sqd", "d": 2, "discipline": "pool", "servers": 50, "occupancy": True},
-    "jsq_slotted": {"policy": "jsq", "time": "slotted"},  # slotted time: SimPy only
+    # Slotted time (SimPy only): each arrival dispatched on its own, and one decision per slot.
+    "jsq_slotted": {"policy": "jsq", "time": "slotted", "slot": {"dispatch": "job"}},
+    "jsq_slotted_batch": {"policy": "jsq", "time": "slotted"},
+    "jbt_slotted_batch": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "reports": "crossing"},
+    "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},
 }
 
 

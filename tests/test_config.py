@@ -121,6 +121,9 @@ BAD = [
     ("policies.1", {"name": "sqd", "d": 2}, "policies", "'SQ(2)'"),  # duplicate labels
     ("policies.0", {"name": "jbt", "period": 0}, "policies.0.period", "0"),
     ("policies.0", {"name": "jbt", "below": "ge"}, "policies.0.below", "'ge'"),
+    ("policies.0", {"name": "jbt", "reports": "crossing", "recheck": True}, "policies.0.recheck", "True"),
+    ("policies.0", {"name": "jbt", "reports": "edge"}, "policies.0.reports", "'edge'"),
+    ("system.slot", {"pull_delay": -1}, "system.slot.pull_delay", "-1"),
     ("policies.0", {"name": "jiq", "d": 2}, "policies.0.d", "2"),  # d > dispatchers
     ("policies.0", {"name": "threshold", "threshold": 0}, "policies.0.threshold", "0"),
     # distribution shape parameters on the wrong kind, or missing
