@@ -127,6 +127,22 @@ def test_long_or_deep_expressions(text: str, says: str) -> None:
     assert says in refused("policies.0.d", policies=[{"name": "sqd", "d": text.replace("0.5", "2")}])
 
 
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\x07"])
+def test_control_characters_are_one_line(char: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "control.yaml"
+    path.write_text(f"name: x{char}\npolicies: [{{name: random}}]\n")
+    message = one_line(lambda: load_scenario(path), "scenario")
+    assert f"control character {ord(char):#04x}" in message
+    good = tmp_path / "good.yaml"
+    good.write_text("policies: [{name: random}]\n")
+    for argv, named in ((["validate", str(path)], "scenario:"),
+                        (["validate", str(good), "--set", f"name=a{char}b"], "--set name:")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"lbemu: error: {named}") and "Traceback" not in err, err
+        assert char not in err  # echoed as an escape, not as the character itself
+
+
 def test_deep_yaml_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "deep.yaml"
     path.write_text("description: " + "[" * 50_000 + "]" * 50_000 + "\n")
