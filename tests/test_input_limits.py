@@ -80,6 +80,30 @@ def test_cli_with_bad_name_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     assert (tmp_path / "runs.csv").read_text() == "the user's own file\n"
 
 
+def test_a_name_too_long_for_a_folder_is_refused_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.yaml").write_text(f"name: {'a' * 300}\npolicies: [{{name: random}}]\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "s.yaml", "--quiet", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lbemu: error: name: expected a folder name of at most 255 characters") and "got 300" in err
+    assert err.count("\n") == 1 and len(err) < 200, err
+    assert sorted(os.listdir(tmp_path)) == ["s.yaml"]
+    refused("name", name="a" * 256)
+    Scenario.from_dict(with_keys(name="a" * 255))
+
+
+def test_an_unusable_out_folder_says_why_and_leaves_nothing(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.yaml").write_text("policies: [{name: random}]\nrun: {jobs: 100, warmup_jobs: 0}\n")
+    out = tmp_path / "new" / "deeper" / ("b" * 300)
+    assert main(["run", str(tmp_path / "s.yaml"), "--out", str(out), "--quiet", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lbemu: error: --out: expected a results folder lbemu can use (File name too long)"), err
+    assert err.count("\n") == 1 and len(err) < 250, err
+    assert sorted(os.listdir(tmp_path)) == ["s.yaml"]
+
+
 @pytest.mark.parametrize("options, key", [({"workers": 0}, "workers"), ({"workers": -2}, "workers"),
                                           ({"workers": 1.5}, "workers"), ({"workers": True}, "workers")])
 def test_api_run_refuses_bad_workers_before_writing(tmp_path: Path, options: dict[str, Any], key: str) -> None:
