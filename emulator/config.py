@@ -509,6 +509,8 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         cls = REGISTRY[entry.name]
         params = entry.model_dump(exclude={"name", "label"})
         for key in cls.expressions:
+            if params[key] is None:  # an optional parameter left out (JIQ's d)
+                continue
             try:
                 params[key] = resolve_int(params[key], n)
             except ExpressionError as exc:

@@ -263,6 +263,21 @@ def test_pareto_needs_finite_variance(key: str) -> None:
     Scenario.from_dict(with_keys(policies=[{"name": "jsq"}], **{dotted: {**law, "alpha": 2.5}}))
 
 
+def test_jiq_d_may_be_an_expression_in_n() -> None:
+    # As for every other policy's d; JIQ's samples the dispatchers' I-queues.
+    system = {"servers": 100, "dispatchers": 8}
+    by_expression = with_keys(system=system, policies=[{"name": "jiq", "d": "ceil(log(N))"}])
+    point = Scenario.from_dict(by_expression).points()[0]
+    assert point.policies[0].params["d"] == 5 and point.policies[0].label == "JIQ-SQ(5)"
+    rows = [build_model(point, point.policies[0], 3).run()]
+    plain = Scenario.from_dict(with_keys(system=system, policies=[{"name": "jiq", "d": 5}])).points()[0]
+    rows.append(build_model(plain, plain.policies[0], 3).run())
+    assert rows[0]["mean_response"] == rows[1]["mean_response"] and rows[0]["messages_per_job_query"] > 0
+    message = refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N"}])
+    assert "system.dispatchers=8" in message and "got 100" in message
+    refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N / 3"}])  # not a whole number
+
+
 def test_a_key_swept_twice_is_refused() -> None:
     refused("zip.0", sweep={"workload.load": [0.5, 0.6]}, zip=[{"workload.load": [0.7], "system.servers": [10]}])
     refused("zip.1", zip=[{"workload.load": [0.7]}, {"workload.load": [0.5], "system.servers": [10]}])
