@@ -184,7 +184,10 @@ def erlang_b(servers: int, offered: float) -> float:
     """Erlang B: blocking probability of the M/M/c/c loss system.
 
     Computed with the stable recursion ``B(0) = 1``,
-    ``B(k) = a B(k-1) / (k + a B(k-1))``.
+    ``B(k) = a B(k-1) / (k + a B(k-1))``. Once B is 0 in floating point it stays
+    0, so the recursion stops there: past the offered load B falls faster than
+    geometrically, and the cost is at most about a + 40 sqrt(a) steps whatever c
+    (a pool with capacity 10^9 costs what one with capacity 1000 does).
 
     Parameters
     ----------
@@ -209,6 +212,8 @@ def erlang_b(servers: int, offered: float) -> float:
     b = 1.0
     for k in range(1, servers + 1):
         b = offered * b / (k + offered * b)
+        if b == 0.0:  # every later step gives 0 again: the result is exact
+            break
     return b
 
 
@@ -659,6 +664,14 @@ def jsq_pool_fluid(lam: float, capacity: int | None = None, levels: int | None =
     return q
 
 
+def _poisson_levels(lam: float, tol: float) -> int:
+    """A level past which the Poisson(lam) tail, random routing's pool occupancy, is below ``tol``."""
+    K = math.ceil(lam) + 1
+    while math.exp(K * math.log(lam) - lam - math.lgamma(K + 1.0)) > tol:  # Poisson pmf
+        K += 1
+    return K + 2
+
+
 def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int | None = None,
                    tol: float = 1e-14) -> np.ndarray:
     """Fixed point of the JSQ(d) mean-field ODE for server pools: q_i, i = 0..K.
@@ -712,10 +725,7 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
     elif levels is not None:
         K = levels
     else:
-        K = math.ceil(lam) + 1
-        while math.exp(K * math.log(lam) - lam - math.lgamma(K + 1.0)) > tol:  # Poisson pmf
-            K += 1
-        K += 2
+        K = _poisson_levels(lam, tol)
     i = np.arange(1, K + 1)
 
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:
@@ -742,7 +752,9 @@ def pool_blocking(lam: float, capacity: int, d: int | None = None) -> float:
 
     - ``d = 1`` (random routing): every pool is an M/M/B/B loss system with
       offered load lam, so the blocking probability is Erlang B, exactly for any N.
-    - ``d > 1``: the JSQ(d) mean field, ``q_B^d`` from `jsqd_pool_tail`.
+    - ``d > 1``: the JSQ(d) mean field, ``q_B^d`` from `jsqd_pool_tail`; 0 when B is
+      past the levels where random routing's Poisson tail, which dominates it, falls
+      below 1e-14 (so that a huge B costs no huge ODE).
     - ``d = None`` (JSQ): the fluid limit, ``max(0, 1 - B / lam)``.
 
     Examples
@@ -756,6 +768,8 @@ def pool_blocking(lam: float, capacity: int, d: int | None = None) -> float:
         return max(0.0, 1.0 - capacity / lam)
     if d == 1:
         return erlang_b(capacity, lam)
+    if capacity > _poisson_levels(lam, 1e-14):
+        return 0.0
     q = jsqd_pool_tail(lam, d, capacity=capacity)
     return float(q[capacity] ** d)
 
