@@ -25,7 +25,6 @@ from .expressions import ExpressionError, evaluate, parse
 from .policies import REGISTRY
 from .policies.base import resolve_int
 
-
 MAX_NAME = 255
 """Longest scenario name: it names the results folder, and file systems take names of at most 255 bytes."""
 
