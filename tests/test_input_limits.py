@@ -10,6 +10,7 @@ import copy
 import math
 import os
 import time
+import warnings
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -174,6 +175,7 @@ def test_deep_yaml_is_one_line(tmp_path: Path) -> None:
 
 
 # -- 5. valid-looking input that hung, ate memory or failed at run time ----------------------
+JSQ = {"name": "jsq"}
 BOUNDS = [
     # (dotted key named, keys to set, a value just inside the bound that must be accepted)
     ("system.servers", {"system__servers": 1_000_000_000}, {"system__servers": 1000}),
@@ -205,10 +207,49 @@ BOUNDS = [
      {"system__discipline": "pool", "workload__load": 1e5}),
     ("workload.arrivals.mean_batch", {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 221}},
      {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 220}}),
+    # Arrival times of a run longer than 1e12 service times lose the service times in their rounding.
+    ("workload.load", {"workload__load": 5.0e-324}, {"workload__load": 1e-8}),
+    ("workload.load", {"workload__load": 1e-300}, {"workload__load": 1e-8}),
+    ("workload.load", {"workload__load": 1e-15}, {"workload__load": 1e-8}),
+    # Half a lognormal mean is in draws of probability 1 - Phi(sigma): 10 of them in 2,000 jobs.
+    ("workload.service.scv", {"workload__service": {"kind": "lognormal", "scv": 1e6}},
+     {"workload__service": {"kind": "lognormal", "scv": 750}}),
+    ("network.latency.scv", {"network__latency": {"kind": "lognormal", "mean": 0.1, "scv": 1e6}},
+     {"network__latency": {"kind": "lognormal", "mean": 0.1, "scv": 750}}),
+    # Drawn speeds obey the bounds of listed ones.
+    ("system.speeds.scv", {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 1e300}, "policies": [JSQ]},
+     {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 1e20}, "policies": [JSQ]}),
 ]
+SLOTTED = [
+    # (key, keys to set, keys just inside the bound), all in slotted time
+    ("workload.load", {"system__servers": 1, "workload__load": 1e-6},
+     {"system__servers": 1, "workload__load": 0.5, "run": {"jobs": 1_000_000, "warmup_jobs": 5000}}),
+    ("workload.load", {"workload__arrivals": {"kind": "deterministic"}, "workload__load": 5e-8,
+                       "run": {"jobs": 1, "warmup_jobs": 0}},  # 5e-7 arrivals a slot round to 0
+     {"workload__arrivals": {"kind": "deterministic"}, "workload__load": 1e-7, "run": {"jobs": 1, "warmup_jobs": 0}}),
+    ("system.speeds.0", {"system__servers": 4, "system__speeds": [1e-9, 1, 1, 1], "policies": [JSQ]},
+     {"system__servers": 4, "system__speeds": [1e-4, 1, 1, 1], "policies": [JSQ]}),
+    ("system.speeds.scv", {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 1e300}, "policies": [JSQ]},
+     {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 30}, "policies": [JSQ]}),
+    ("run.jobs", {"workload__service": {"kind": "deterministic", "mean": 1e-6}},  # 9e6 arrivals a slot
+     {"workload__service": {"kind": "deterministic", "mean": 0.1}}),
+    ("run.jobs", {"system__servers": 200_000, "run": {"jobs": 100, "warmup_jobs": 0}},
+     {"system__servers": 20, "run": {"jobs": 100, "warmup_jobs": 0}}),
+    ("workload.arrivals.burstiness", {"workload__arrivals": {"kind": "mmpp2", "burstiness": 1e6, "switch_rate": 1e-7}},
+     {"workload__arrivals": {"kind": "mmpp2", "burstiness": 10, "switch_rate": 0.05}}),
+    ("workload.arrivals.switch_rate", {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-7}},
+     {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-3}}),
+    ("workload.service.mean", {"workload__service": {"kind": "exponential", "mean": 1e-20}},  # numpy's Poisson
+     {"workload__service": {"kind": "exponential", "mean": 0.1}}),
+    ("system.servers", {"system__servers": 20_000, "run": {"jobs": 1_000_000, "warmup_jobs": 0}},
+     {"system__servers": 19_000, "run": {"jobs": 1_000_000, "warmup_jobs": 0}}),
+]
+BOUNDS += [(key, {"system__time": "slotted", **bad}, {"system__time": "slotted", **good})
+           for key, bad, good in SLOTTED]
 
 
-@pytest.mark.parametrize("key, bad, good", BOUNDS, ids=[f"{b[0]}={list(b[1].values())[-1]}" for b in BOUNDS])
+@pytest.mark.parametrize("key, bad, good", BOUNDS, ids=[f"{i}-{'slotted-' if 'system__time' in b[1] else ''}{b[0]}"
+                                                         for i, b in enumerate(BOUNDS)])
 def test_bounds_refuse_at_validation(key: str, bad: dict[str, Any], good: dict[str, Any]) -> None:
     started = time.perf_counter()
     refused(key, **bad)
@@ -227,6 +268,55 @@ def test_just_inside_the_bounds_runs(options: dict[str, Any]) -> None:
     point = scenario.points()[0]
     row = build_model(point, point.policies[0], 1).run()
     assert row["jobs"] == scenario.run.jobs and math.isfinite(row["mean_response"])
+
+
+@pytest.mark.parametrize("options", [
+    {"system__servers": 1, "workload__load": 1e-3, "run": {"jobs": 200, "warmup_jobs": 0}},  # 2e5 empty slots
+    {"system__servers": 4, "system__speeds": [1e-4, 1, 1, 1], "policies": [JSQ]},
+    {"workload__arrivals": {"kind": "deterministic"}, "workload__load": 1e-5, "run": {"jobs": 5, "warmup_jobs": 0}},
+    {"workload__service": {"kind": "deterministic", "mean": 0.1}},
+    {"system__servers": 20, "run": {"jobs": 100, "warmup_jobs": 0}},
+    {"workload__arrivals": {"kind": "mmpp2", "burstiness": 10, "switch_rate": 0.05}},
+    {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 30}, "policies": [JSQ]},
+])
+def test_just_inside_the_slotted_bounds_runs(options: dict[str, Any]) -> None:
+    # A window of several slots: time averages are numbers, and the run is quick.
+    scenario = Scenario.from_dict(with_keys(system__time="slotted", **options))
+    point = scenario.points()[0]
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = build_model(point, point.policies[0], 1).run()
+    assert time.perf_counter() - started < 10
+    assert row["jobs"] == scenario.run.jobs and row["sim_time"] >= 1
+    for metric in ("mean_response", "mean_queue_length", "messages_per_server_time", "p50_response"):
+        assert math.isfinite(row[metric]) and row[metric] >= 0, metric
+
+
+@pytest.mark.parametrize("jobs, seed, key", [
+    (2000, 24, "run.jobs (speeds drawn with seed 24)"),  # a fast server: 891 arrivals a slot, a 2-slot window
+    (20_000, 37, "system.speeds (drawn with seed 37) at server 5"),  # a slow one: 5.4e7 capacities to draw
+    (20_000, 2792, "system.speeds (drawn with seed 2792) at server 1"),  # a slower one: 5.5e6 slots
+])
+def test_drawn_speeds_beyond_the_bounds_fail_their_replication(jobs: int, seed: int, key: str) -> None:
+    # The law passes validation (its typical draws do), but these replications drew extremes.
+    speeds = {"kind": "lognormal", "mean": 1, "scv": 1000}
+    data = with_keys(system={"servers": 100, "time": "slotted", "speeds": speeds},
+                     run={"jobs": jobs, "warmup_jobs": 0}, workload={"load": 0.5}, policies=[JSQ])
+    point = Scenario.from_dict(data).points()[0]
+    one_line(lambda: build_model(point, point.policies[0], seed), key)
+    build_model(point, point.policies[0], 1)  # another replication's draws are within the bounds
+
+
+def test_a_tiny_load_is_refused_where_arrival_times_lose_the_service_times() -> None:
+    message = refused("workload.load", workload__load=1e-15)
+    assert "1e+12" in message and "2.2e+17" in message
+    # Just inside, times of 2e10 still resolve service times of 1: a correct run, without warnings.
+    point = Scenario.from_dict(with_keys(workload__load=1e-8)).points()[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = build_model(point, point.policies[0], 1).run()
+    assert row["mean_response"] == pytest.approx(1.0, rel=0.1) and 0.5 < row["p50_response"] < 0.9  # ln 2
 
 
 # -- 6. silent wrong results --------------------------------------------------------------
