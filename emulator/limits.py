@@ -144,7 +144,7 @@ def _typical(law: LawConfig, n: int) -> tuple[float, float]:
 
 
 def _check_spread(law: LawConfig, n: int, mean: float) -> None:
-    """Drawn speeds obey the bound of listed ones: their typical extremes give service times in `TIME_RANGE`.
+    """Drawn speeds obey the bounds of listed ones: their typical extremes give service times in `TIME_RANGE`.
 
     A draw beyond them fails its replication (`check_speeds`, when it is drawn). For
     a lognormal law the bound is on the scv: with sigma^2 = ln(1 + scv) and z the
@@ -155,7 +155,7 @@ def _check_spread(law: LawConfig, n: int, mean: float) -> None:
     slowest, fastest = _typical(law, n)
     if slowest > 0 and low <= mean / fastest and mean / slowest <= high:
         return
-    if law.kind == "lognormal":
+    if law.kind == "lognormal" and not mean / high <= slowest:  # too slow, so too spread: a bound on the scv
         from scipy.stats import norm
 
         z = float(norm.isf(1.0 / (n + 1)))
@@ -298,7 +298,8 @@ def _check_slot_count(scenario: Scenario, rate: float, slowest: float, slow_key:
     from .slotted import ROWS
 
     system, run, arrivals = scenario.system, scenario.run, scenario.workload.arrivals
-    parts = [(f"workload.load{context}", (run.warmup_jobs + run.jobs) / rate, f"the jobs at λN = {rate:.3g} a slot"),
+    arriving = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
+    parts = [(f"workload.load{context}", arriving, f"the jobs at λN = {rate:.3g} a slot"),
              (slow_key, scenario.workload.service.mean / slowest, "the slowest server's job (mean / speed)")]
     if arrivals.kind == "mmpp2":
         parts.append((f"workload.arrivals.switch_rate{context}",

@@ -66,13 +66,18 @@ def write_results(out: Path, results: Any) -> None:
                        f"'{out}': make the file writable and run the same command to write it") from None
 
 
+NUMBERS = ("point", "servers", "dispatchers", "load", "d", "replications")
+"""Columns of summary.csv besides the metrics that hold numbers, which captions and titles read."""
+
+
 def read_summary(folder: str | Path) -> Any:
     """The summary of a results folder, checked; `ScenarioError` (one line) if it is not one.
 
     ``lbemu table``, ``plot`` and ``report`` all read a folder here, so they refuse the
     same folders alike: no ``summary.csv``, one that does not parse, one without a
-    ``policy`` column or without rows, and one cut short (a row with fewer fields
-    than the header, or no final newline: a partial table would look complete).
+    ``policy`` column or without rows, one cut short (a row with fewer fields than
+    the header, or no final newline: a partial table would look complete), and text
+    in a column of `NUMBERS`. A metric holding text is refused where it is used.
     """
     import pandas as pd
 
@@ -91,6 +96,7 @@ def read_summary(folder: str | Path) -> Any:
         raise ScenarioError(f"DIR: expected lbemu's summary.csv in '{folder}', it has no 'policy' column")
     if summary.empty:
         raise ScenarioError(f"summary.csv: expected a row per sweep point and policy, '{path}' has only its header")
+    expect_numbers(summary, NUMBERS)  # metrics are checked where they are used: the others still work
     return summary
 
 

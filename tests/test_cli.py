@@ -258,13 +258,14 @@ def damaged(text: str, how: str) -> str:
         return text[: text.rindex(",", 0, len(text) - len(lines[-1]) // 2)] + "\n"
     header = lines[0].rstrip("\n").split(",")
     fields = lines[1].rstrip("\n").split(",")
-    fields[header.index("mean_response")] = "fast"  # how == "text in a metric"
+    fields[header.index(how.split()[-1])] = "fast"  # how == "text in <column>"
     return "".join([lines[0], ",".join(fields) + "\n", *lines[2:]])
 
 
 @pytest.mark.parametrize("command", ["table", "plot", "report"])
 @pytest.mark.parametrize("how, says", [("header only", "only its header"), ("cut mid-row", "cut short"),
-                                       ("cut at a field", "cut short"), ("text in a metric", "'mean_response'")])
+                                       ("cut at a field", "cut short"), ("text in mean_response", "'mean_response'"),
+                                       ("text in replications", "'replications'")])
 def test_a_damaged_summary_is_refused_alike(small_folder: Path, tmp_path: Path, command: str, how: str, says: str,
                                             capsys: pytest.CaptureFixture[str]) -> None:
     # table, plot and report read a folder through one function: the same folder, the same one line.
