@@ -681,9 +681,9 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
     holds at least i-1 but not i tasks with probability ``q_{i-1}^d - q_i^d``;
     the i-th task of a pool leaves at rate 1 per task. With a capacity B the
     system stops at K = B (``q_{B+1} = 0``) and a task is blocked when all d
-    sampled pools are full, with probability ``q_B^d``. Without one it is
-    truncated where the Poisson(lam) tail of random routing (d = 1, which
-    dominates every d) is below ``tol``.
+    sampled pools are full, with probability ``q_B^d``. Without one, or with one
+    beyond it, it is truncated where the Poisson(lam) tail of random routing
+    (d = 1, which dominates every d) is below ``tol``.
 
     Parameters
     ----------
@@ -721,7 +721,8 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
     if lam <= 0 or d < 1:
         raise ValueError(f"expected lam > 0 and d >= 1, got {lam}, {d}")
     if capacity is not None:
-        K = capacity
+        # Past where random routing's tail ends, B changes q by less than tol: a huge B costs no huge ODE.
+        K = min(capacity, _poisson_levels(lam, tol))
     elif levels is not None:
         K = levels
     else:
@@ -753,8 +754,8 @@ def pool_blocking(lam: float, capacity: int, d: int | None = None) -> float:
     - ``d = 1`` (random routing): every pool is an M/M/B/B loss system with
       offered load lam, so the blocking probability is Erlang B, exactly for any N.
     - ``d > 1``: the JSQ(d) mean field, ``q_B^d`` from `jsqd_pool_tail`; 0 when B is
-      past the levels where random routing's Poisson tail, which dominates it, falls
-      below 1e-14 (so that a huge B costs no huge ODE).
+      past the levels it computes (where random routing's Poisson tail, which
+      dominates it, is below 1e-14).
     - ``d = None`` (JSQ): the fluid limit, ``max(0, 1 - B / lam)``.
 
     Examples
@@ -768,10 +769,8 @@ def pool_blocking(lam: float, capacity: int, d: int | None = None) -> float:
         return max(0.0, 1.0 - capacity / lam)
     if d == 1:
         return erlang_b(capacity, lam)
-    if capacity > _poisson_levels(lam, 1e-14):
-        return 0.0
     q = jsqd_pool_tail(lam, d, capacity=capacity)
-    return float(q[capacity] ** d)
+    return float(q[capacity] ** d) if capacity < len(q) else 0.0
 
 
 # ---------------------------------------------------------------------------------------

@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -293,3 +294,18 @@ def test_a_cut_summary_names_the_command_that_writes_it_again(small_folder: Path
     assert main([*command, "--quiet", "--workers", "1"]) == 0  # every task is in the store: nothing reruns
     assert (folder / "summary.csv").read_text() == whole
     assert main(["table", str(folder)]) == 0
+
+
+def test_huge_pool_capacities_run_and_tabulate_quickly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Their theory (Erlang B, the JSQ(d) mean field) cost steps in proportion to the capacity.
+    (tmp_path / "s.yaml").write_text(
+        "name: huge\nreplications: 1\nrun: {jobs: 2000, warmup_jobs: 200}\nworkload: {load: 5}\n"
+        "system: {servers: 10, discipline: pool, capacity: 1000000000}\n"
+        "policies: [{name: random}, {name: sqd, d: 2}, {name: jsq}]\n")
+    out = tmp_path / "out"
+    started = time.perf_counter()
+    assert main(["run", str(tmp_path / "s.yaml"), "--out", str(out), "--quiet", "--workers", "1"]) == 0
+    for command in (["table", str(out)], ["plot", str(out)], ["report", str(out)]):
+        assert main(command) == 0, command
+    assert "Random: Erlang B, exact" in capsys.readouterr().out
+    assert time.perf_counter() - started < 60

@@ -205,6 +205,8 @@ def test_theory_for_a_huge_capacity_costs_what_a_small_one_does() -> None:
     found = refs(pools)
     assert found["Random"]["blocked_fraction"] == 0.0 and found["SQ(2)"]["blocked_fraction"] == 0.0
     assert bound(pools) == ("Erlang B of N·B slots, lower bound", {"blocked_fraction": 0.0})
+    capped, free = theory.jsqd_pool_tail(5.0, 2, capacity=10**9), theory.jsqd_pool_tail(5.0, 2)
+    assert len(capped) == len(free) and abs(capped - free).max() < 1e-12  # the occupancy figure's curve
     assert time.perf_counter() - started < 5
 
 
