@@ -123,7 +123,7 @@ def _speeds(point: Point, policy: ResolvedPolicy, seed: int) -> tuple[tuple[floa
     speeds = tuple(islice(system.speeds.law().sampler(generator(seed, "speeds")), system.servers))
     rate = point.load * sum(speeds) / scenario.workload.service.mean
     drawn = f" (drawn with seed {seed})"
-    check_speeds(scenario, speeds, rate, drawn)  # the bounds of listed speeds, which validation checked
+    check_speeds(scenario, speeds, rate, drawn)  # validation saw the law's typical draws only: these are the draws
     if can_be_unstable(scenario):
         check_oblivious(policy, speeds, rate, scenario.workload.service.mean, drawn)
     return speeds, rate
