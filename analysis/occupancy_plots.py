@@ -24,8 +24,11 @@ def _describe(frame: pd.DataFrame, keys: list[str]) -> str:
     return ", ".join(f"{key.split('.')[-1]}={row[key]}" for key in keys) or f"point {row['point']}"
 
 
-def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
-    """Write ``occupancy.png`` (and ``halfin_whitt.png`` for pools) into ``folder``; return their paths.
+def plot_occupancy(folder: str | Path, summary: pd.DataFrame, out: str | Path | None = None) -> list[Path]:
+    """Write ``occupancy.png`` (and ``halfin_whitt.png`` for pools) into ``out`` (default ``folder``).
+
+    Reads ``occupancy.csv`` and ``scenario.yaml`` of the results folder ``folder``;
+    returns the paths written.
 
     ``occupancy.png``: one panel per sweep point; the fraction of servers (pools)
     with at least i jobs against i on a log scale, one line per policy with its
@@ -37,6 +40,7 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
     from matplotlib.figure import Figure
 
     folder = Path(folder)
+    out = Path(out) if out is not None else folder
     occupancy = pd.read_csv(folder / "occupancy.csv")
     if occupancy.empty:
         return []
@@ -80,10 +84,10 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame) -> list[Path]:
         for ax in axes[len(points):]:
             ax.set_visible(False)
         fig.suptitle("Queue-length tails: simulated (95% CI), theory dashed")
-        paths.append(_save(fig, folder / "occupancy.png"))
+        paths.append(_save(fig, out / "occupancy.png"))
         deviations = scaled_deviations(occupancy, summary)
         if not deviations.empty:
-            paths.append(_halfin_whitt(deviations, keys, colours, markers, folder))
+            paths.append(_halfin_whitt(deviations, keys, colours, markers, out))
     return paths
 
 

@@ -524,8 +524,8 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     out : Path
         Folder to write into (created if needed).
     source : Path, optional
-        The results folder, for files beyond the summary (``response_cdf.csv``);
-        default ``out``.
+        The results folder, for files beyond the summary (``response_cdf.csv``,
+        ``occupancy.csv``, ``scenario.yaml``); default ``out``. Nothing is written there.
 
     Returns
     -------
@@ -534,14 +534,14 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
         ``messages_by_kind.png`` inside ``out``, then ``blocking.png`` if any
         job was blocked (servers or pools with a capacity), then the figures of
         `analysis.figures` that apply (``response_tail.png``,
-        ``messages_vs_period.png``) and, when ``out`` holds ``occupancy.csv``, those
+        ``messages_vs_period.png``) and, when ``source`` holds ``occupancy.csv``, those
         of `analysis.occupancy_plots`. Each PNG has an SVG twin beside it.
 
     Raises
     ------
     emulator.ScenarioError
-        If the summary is empty or lacks a needed column (``lbemu plot`` then
-        exits with status 2).
+        If the summary is empty, lacks a needed column or holds text in a column
+        it draws (``lbemu plot`` then exits with status 2).
 
     Examples
     --------
@@ -556,6 +556,7 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     import seaborn as sns
 
     from emulator.errors import ScenarioError
+    from emulator.output import expect_numbers
 
     from .figures import extra_figures
 
@@ -564,6 +565,9 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     if summary.empty or missing:
         what = "rows" if summary.empty else f"column '{missing[0]}'"
         raise ScenarioError(f"DIR: expected summary.csv with {what}, got none")
+    drawn = ["mean_response", "messages_per_job", "blocked_fraction", *(KIND_PREFIX + k for k in message_kinds(
+        summary, nonzero=False))]
+    expect_numbers(summary, [column for metric in drawn for column in (metric, f"{metric}_ci95")])
     summary = summary.reset_index(drop=True)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -580,15 +584,16 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     if "blocked_fraction" in summary and summary["blocked_fraction"].fillna(0).gt(0).any():
         figures["blocking.png"] = lambda: _metric_figure(summary, plan, style, "blocked_fraction",
                                                          "Fraction of jobs blocked (95% CI)")
-    figures.update(extra_figures(summary, Path(source) if source is not None else out, style))
+    source = Path(source) if source is not None else out
+    figures.update(extra_figures(summary, source, style))
     paths = []
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
         for name, make in figures.items():
             paths.append(_save(make(), out, name))
-    if (out / "occupancy.csv").is_file():  # the queue-length tails, and pools on the diffusion scale
+    if (source / "occupancy.csv").is_file():  # the queue-length tails, and pools on the diffusion scale
         from .occupancy_plots import plot_occupancy
 
-        paths += plot_occupancy(out, summary)
+        paths += plot_occupancy(source, summary, out)
     return paths
 
 

@@ -3,17 +3,19 @@
 The page holds the scenario (``scenario.yaml`` as written by the run, with the
 lbemu version and the seed), how long the run took (the sum of ``wall_seconds``
 over the tasks of ``runs.csv``, and their number), the comparison tables of
-`analysis.tables` (best values marked, theory rows), every figure of the folder
-(written by `analysis.plots.plot_folder`, plus any other PNG already there, such
-as an occupancy figure) embedded as base64 PNG, and a short guide to reading
-messages per job and confidence intervals. Styles are inline; nothing is
-fetched from the network.
+`analysis.tables` (best values marked, theory rows), the figures of
+`analysis.plots.plot_folder`, drawn afresh into a temporary folder (the results
+folder is only read, so it may be read-only), plus any other PNG already in the
+folder, all embedded as base64 PNG, and a short guide to reading messages per
+job and confidence intervals. Styles are inline; nothing is fetched from the
+network.
 """
 
 from __future__ import annotations
 
 import base64
 import html
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -107,7 +109,7 @@ def _figure(path: Path) -> str:
 
 
 def build_report(folder: Path) -> str:
-    """The HTML text of the report of a results folder (writes the figures into it)."""
+    """The HTML text of the report of a results folder (which it only reads)."""
     from emulator.output import read_summary
 
     from .plots import plot_folder
@@ -121,8 +123,11 @@ def build_report(folder: Path) -> str:
     if scenario is not None and scenario.compare_to and any(c.endswith("_diff") for c in summary.columns):
         tables.append((f"Paired differences against {scenario.compare_to}",
                        comparison_table(summary, format="html", scenario=scenario, diff=True)))
-    written = plot_folder(summary, folder)
-    others = sorted(p for p in folder.glob("*.png") if p not in written)
+    with tempfile.TemporaryDirectory(prefix="lbemu-report-") as scratch:
+        drawn = plot_folder(summary, Path(scratch), source=folder)
+        # A PNG of the folder by the name of one drawn here is an earlier copy of it (from lbemu plot).
+        others = sorted(p for p in folder.glob("*.png") if p.name not in {path.name for path in drawn})
+        figures = [_figure(path) for path in [*drawn, *others]]
     seed = getattr(scenario, "seed", None)
     version = text.splitlines()[0].removeprefix("# resolved by ") if text.startswith("# resolved by") else "unknown"
     parts = [
@@ -141,7 +146,7 @@ def build_report(folder: Path) -> str:
     for title, table in tables:
         parts += [f"<h2>{html.escape(title)}</h2>", f'<div class="scroll">{table}</div>']
     parts.append("<h2>Figures</h2>")
-    parts += [_figure(path) for path in [*written, *others]]
+    parts += figures
     parts += ["<h2>Scenario</h2>", "<p>scenario.yaml as the run resolved it; <code>lbemu run</code> runs it "
               "again as it is.</p>", f"<pre>{html.escape(text)}</pre>", "</body></html>"]
     return "\n".join(parts) + "\n"

@@ -46,6 +46,7 @@ import pandas as pd
 
 from emulator.errors import ScenarioError
 from emulator.messages import KINDS
+from emulator.output import expect_numbers
 
 from .cells import Cell, direction, fixed
 
@@ -200,19 +201,13 @@ def _check_metrics(summary: pd.DataFrame, metrics: Sequence[str]) -> None:
     for metric in metrics:
         if metric not in summary.columns:
             raise ScenarioError(f"--metric: expected a column of summary.csv, got '{metric}'")
-        for column in (metric, f"{metric}_ci95"):
-            if column not in summary.columns:
-                continue
-            values = summary[column]
-            if pd.api.types.is_bool_dtype(values) or not pd.api.types.is_numeric_dtype(values):
-                numbers = pd.to_numeric(values, errors="coerce")
-                bad = values[numbers.isna() & values.notna()]
-                example = bad.iloc[0] if len(bad) else values.iloc[0]
-                if column == metric and (pd.api.types.is_bool_dtype(values) or numbers.notna().sum() == 0):
-                    # Not a metric at all (policy, a text parameter, precision_met): the option is wrong.
-                    raise ScenarioError(f"--metric: expected a numeric column of summary.csv, got '{metric}' "
-                                        f"(values such as '{example}')")
-                raise ScenarioError(f"summary.csv: expected numbers in column '{column}', got '{example}'")
+        values = summary[metric]
+        if pd.api.types.is_bool_dtype(values) or (not pd.api.types.is_numeric_dtype(values)
+                                                  and pd.to_numeric(values, errors="coerce").notna().sum() == 0):
+            # Not a metric at all (policy, a text parameter, precision_met): the option is wrong.
+            raise ScenarioError(f"--metric: expected a numeric column of summary.csv, got '{metric}' "
+                                f"(values such as '{values.iloc[0]}')")
+    expect_numbers(summary, [column for metric in metrics for column in (metric, f"{metric}_ci95")])
 
 
 # -- theory ----------------------------------------------------------------------------------

@@ -184,7 +184,10 @@ def erlang_b(servers: int, offered: float) -> float:
     """Erlang B: blocking probability of the M/M/c/c loss system.
 
     Computed with the stable recursion ``B(0) = 1``,
-    ``B(k) = a B(k-1) / (k + a B(k-1))``.
+    ``B(k) = a B(k-1) / (k + a B(k-1))``. Once B is 0 in floating point it stays
+    0, so the recursion stops there: past the offered load B falls faster than
+    geometrically, and the cost is at most about a + 40 sqrt(a) steps whatever c
+    (a pool with capacity 10^9 costs what one with capacity 1000 does).
 
     Parameters
     ----------
@@ -209,6 +212,8 @@ def erlang_b(servers: int, offered: float) -> float:
     b = 1.0
     for k in range(1, servers + 1):
         b = offered * b / (k + offered * b)
+        if b == 0.0:  # every later step gives 0 again: the result is exact
+            break
     return b
 
 
@@ -659,6 +664,14 @@ def jsq_pool_fluid(lam: float, capacity: int | None = None, levels: int | None =
     return q
 
 
+def _poisson_levels(lam: float, tol: float) -> int:
+    """A level past which the Poisson(lam) tail, random routing's pool occupancy, is below ``tol``."""
+    K = math.ceil(lam) + 1
+    while math.exp(K * math.log(lam) - lam - math.lgamma(K + 1.0)) > tol:  # Poisson pmf
+        K += 1
+    return K + 2
+
+
 def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int | None = None,
                    tol: float = 1e-14) -> np.ndarray:
     """Fixed point of the JSQ(d) mean-field ODE for server pools: q_i, i = 0..K.
@@ -668,9 +681,9 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
     holds at least i-1 but not i tasks with probability ``q_{i-1}^d - q_i^d``;
     the i-th task of a pool leaves at rate 1 per task. With a capacity B the
     system stops at K = B (``q_{B+1} = 0``) and a task is blocked when all d
-    sampled pools are full, with probability ``q_B^d``. Without one it is
-    truncated where the Poisson(lam) tail of random routing (d = 1, which
-    dominates every d) is below ``tol``.
+    sampled pools are full, with probability ``q_B^d``. Without one, or with one
+    beyond it, it is truncated where the Poisson(lam) tail of random routing
+    (d = 1, which dominates every d) is below ``tol``.
 
     Parameters
     ----------
@@ -708,14 +721,12 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
     if lam <= 0 or d < 1:
         raise ValueError(f"expected lam > 0 and d >= 1, got {lam}, {d}")
     if capacity is not None:
-        K = capacity
+        # Past where random routing's tail ends, B changes q by less than tol: a huge B costs no huge ODE.
+        K = min(capacity, _poisson_levels(lam, tol))
     elif levels is not None:
         K = levels
     else:
-        K = math.ceil(lam) + 1
-        while math.exp(K * math.log(lam) - lam - math.lgamma(K + 1.0)) > tol:  # Poisson pmf
-            K += 1
-        K += 2
+        K = _poisson_levels(lam, tol)
     i = np.arange(1, K + 1)
 
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:
@@ -742,7 +753,9 @@ def pool_blocking(lam: float, capacity: int, d: int | None = None) -> float:
 
     - ``d = 1`` (random routing): every pool is an M/M/B/B loss system with
       offered load lam, so the blocking probability is Erlang B, exactly for any N.
-    - ``d > 1``: the JSQ(d) mean field, ``q_B^d`` from `jsqd_pool_tail`.
+    - ``d > 1``: the JSQ(d) mean field, ``q_B^d`` from `jsqd_pool_tail`; 0 when B is
+      past the levels it computes (where random routing's Poisson tail, which
+      dominates it, is below 1e-14).
     - ``d = None`` (JSQ): the fluid limit, ``max(0, 1 - B / lam)``.
 
     Examples
@@ -757,7 +770,7 @@ def pool_blocking(lam: float, capacity: int, d: int | None = None) -> float:
     if d == 1:
         return erlang_b(capacity, lam)
     q = jsqd_pool_tail(lam, d, capacity=capacity)
-    return float(q[capacity] ** d)
+    return float(q[capacity] ** d) if capacity < len(q) else 0.0
 
 
 # ---------------------------------------------------------------------------------------

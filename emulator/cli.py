@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import RunError, ScenarioError
+from .errors import RunError, ScenarioError, show
 
 
 class _Parser(argparse.ArgumentParser):
@@ -81,8 +81,8 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
             raise ScenarioError(f"--set: expected KEY=VALUE, got '{pair}'")
         try:
             changes[key.strip()] = load(text, f"--set {key}")
-        except ScenarioError:
-            raise ScenarioError(f"--set {key}: expected a YAML value, got '{text}'") from None
+        except ScenarioError:  # shown as a repr: a control character in it reads as e.g. \x07
+            raise ScenarioError(f"--set {key}: expected a YAML value, got {show(text)}") from None
     return changes
 
 

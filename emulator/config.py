@@ -25,6 +25,9 @@ from .expressions import ExpressionError, evaluate, parse
 from .policies import REGISTRY
 from .policies.base import resolve_int
 
+MAX_NAME = 255
+"""Longest scenario name: it names the results folder, and file systems take names of at most 255 bytes."""
+
 
 class Strict(BaseModel):
     # strict: no silent coercion (true is not 1, "yes" is not true); lists become tuples where the
@@ -273,6 +276,9 @@ class Scenario(Strict):
         # results/. and results/.. are not folders of their own: .. is the working directory.
         if value in (".", ".."):
             raise ValueError(f"expected one plain folder name (letters, digits, _ . -), got {value!r}")
+        if len(value) > MAX_NAME:  # refused here, before a results folder is made for it
+            raise ValueError(f"expected a folder name of at most {MAX_NAME} characters (the file systems' "
+                             f"limit), got {len(value)}: {show(value)}")
         return value
 
     @model_validator(mode="after")
@@ -507,6 +513,8 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         cls = REGISTRY[entry.name]
         params = entry.model_dump(exclude={"name", "label"})
         for key in cls.expressions:
+            if params[key] is None:  # an optional parameter left out (JIQ's d)
+                continue
             try:
                 params[key] = resolve_int(params[key], n)
             except ExpressionError as exc:

@@ -72,6 +72,40 @@ class Law(NamedTuple):
             return math.inf if a <= 2 else 1.0 / (a * (a - 2))
         return float(self.shape_scv)  # type: ignore[arg-type]
 
+    def quantile(self, p: float) -> float:
+        """The value a draw falls below with probability ``p``, 0 < p < 1.
+
+        >>> round(Law("exponential", 2.0).quantile(0.5), 6)
+        1.386294
+        >>> round(Law("hyperexponential", 1.0, shape_scv=1.0).quantile(0.5), 6)  # scv 1 is exponential
+        0.693147
+        """
+        from scipy import optimize, stats
+
+        m, kind = self.mean, self.kind
+        if kind == "deterministic":
+            return float(m)
+        if kind == "exponential":
+            return float(stats.expon.ppf(p, scale=m))
+        if kind == "erlang":
+            k: int = self.k  # type: ignore[assignment]
+            return float(stats.gamma.ppf(p, k, scale=m / k))
+        if kind == "lognormal":
+            sigma2 = math.log1p(self.scv)
+            return float(stats.lognorm.ppf(p, math.sqrt(sigma2), scale=math.exp(math.log(m) - sigma2 / 2.0)))
+        if kind == "pareto":
+            a: float = self.alpha  # type: ignore[assignment]
+            return float(stats.pareto.ppf(p, a, scale=m * (a - 1.0) / a))
+        # hyperexponential: the mixture's CDF lies between those of its two exponential branches
+        c2 = self.scv
+        p1 = 0.5 * (1.0 + math.sqrt((c2 - 1.0) / (c2 + 1.0)))
+        m1, m2 = m / (2.0 * p1), m / (2.0 * (1.0 - p1))
+        lo, hi = -min(m1, m2) * math.log1p(-p), -max(m1, m2) * math.log1p(-p)
+        if hi <= lo:
+            return lo
+        return float(optimize.brentq(lambda x: p1 * math.exp(-x / m1) + (1.0 - p1) * math.exp(-x / m2) - (1.0 - p),
+                                     lo, hi))
+
     def sampler(self, rng: np.random.Generator) -> Iterator[float]:
         """An endless iterator of independent draws from ``rng``."""
         if self.kind == "deterministic":

@@ -9,10 +9,13 @@ Both raise `ScenarioError` naming the dotted key.
 from __future__ import annotations
 
 import inspect
+import math
 from collections.abc import Sequence
+from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from .arrivals import gaps
+from .config import LawConfig
 from .errors import ScenarioError
 
 if TYPE_CHECKING:
@@ -32,6 +35,23 @@ SWITCHES_PER_GAP = 100
 """MMPP-2 high/low cycles per mean inter-arrival gap, at most: faster is Poisson, at 200 draws per job."""
 UPDATE_MESSAGES_PER_JOB = 1000
 """JBT-d threshold-update messages (N + 2d per period) per arriving job, at most."""
+MAX_RUN_LENGTH = 1e12
+"""A continuous-time run's length, in mean service times of the fastest server, at most: arrival times up to
+that are resolved to 1e12 x 2.2e-16, about 2e-4 of a service time; beyond, service times drown in their rounding."""
+MAX_SLOTS = 4_000_000
+"""Slots a slotted run may take: the clock does Python work in every slot, 2.4 to 4.4 us even in an empty one
+(3.8 million empty slots: 9.4 s on one core)."""
+MAX_CAPACITY_DRAWS = 20_000_000
+"""Poisson capacities a slotted run may draw, one per server and slot, `slotted.ROWS` slots at a time: 0.1 to
+0.3 us and about 20 bytes each while a batch is held (N = 19,000: 7 s and 430 MB for one batch)."""
+MIN_WINDOW_SLOTS = 5
+"""Slots the measurement window of a slotted run spans at least, run.jobs / λN: a window within one slot has no
+length (sim_time 0, and no time averages), and a short one measures pull messages and time averages to about a
+slot's arrivals, 1 / (window slots) of its jobs."""
+MAX_POISSON_MEAN = 1e18
+"""Mean of a Poisson count per slot (a capacity), at most: numpy refuses means above about 9.2e18."""
+DENOMINATOR = 1_000_000
+"""Deterministic arrivals per slot are a fraction with at most this denominator (`slotted.arrival_counts`)."""
 DEFAULT_SWITCH_RATE = inspect.signature(gaps).parameters["switch_rate"].default
 OBLIVIOUS = {"random": "sends each server 1/N of the arrivals",
              "round_robin": "sends each server every N-th arrival"}
@@ -52,17 +72,16 @@ def check_size(scenario: Scenario) -> None:
     if not low <= mean <= high:
         raise ScenarioError(f"workload.service.mean: expected a mean service time between {low:g} and {high:g} "
                             f"(choose the time unit so; sums of times overflow beyond), got {mean:g}")
-    if isinstance(system.speeds, tuple):
-        for i, speed in enumerate(system.speeds):
-            if not low <= mean / speed <= high:
-                raise ScenarioError(f"system.speeds.{i}: expected a speed giving a mean service time (service "
-                                    f"mean / speed) between {low:g} and {high:g}, got {speed:g}")
-    elif system.speeds is not None and not low <= mean / system.speeds.mean <= high:  # a law: its mean speed
-        raise ScenarioError(f"system.speeds.mean: expected a mean speed giving a mean service time (service "
-                            f"mean / speed) between {low:g} and {high:g}, got {system.speeds.mean:g}")
+    if isinstance(system.speeds, LawConfig):  # listed speeds: `check_speeds`
+        if not low <= mean / system.speeds.mean <= high:
+            raise ScenarioError(f"system.speeds.mean: expected a mean speed giving a mean service time (service "
+                                f"mean / speed) between {low:g} and {high:g}, got {system.speeds.mean:g}")
+        _check_spread(system.speeds, system.servers, mean)
     for key, law in (("workload.service", workload.service), ("network.latency", scenario.network.latency),
                      ("system.speeds", system.speeds)):
         _check_rare_phase(key, law, run.jobs)
+    for key, law in (("workload.service", workload.service), ("network.latency", scenario.network.latency)):
+        _check_heavy_half(key, law, run.jobs)
     arrivals = workload.arrivals
     if arrivals.kind == "trace" and not isinstance(system.speeds, (tuple, type(None))):
         raise ScenarioError("system.speeds: expected a list of speeds with trace arrivals (a law's draws "
@@ -82,8 +101,6 @@ def _check_rare_phase(key: str, law: object, jobs: int) -> None:
     few such draws in a run, the run samples a different law (for scv 1e16, p
     rounds to 0 and the draw divides by zero).
     """
-    from .config import LawConfig
-
     if not isinstance(law, LawConfig) or law.kind != "hyperexponential" or law.scv is None:
         return
     p = RARE_JOBS / jobs
@@ -98,10 +115,68 @@ def _check_rare_phase(key: str, law: object, jobs: int) -> None:
                             f"got {law.scv:g}")
 
 
+def _check_heavy_half(key: str, law: object, jobs: int) -> None:
+    """Half of a lognormal law's mean comes from draws rare enough that a run must see about `RARE_JOBS`.
+
+    With X = exp(mu + sigma Z), E[X; X > exp(mu + sigma^2)] = E[X] / 2, and a draw
+    exceeds exp(mu + sigma^2) when Z > sigma, with probability 1 - Phi(sigma): the
+    lognormal counterpart of the hyperexponential's rare phase (which also carries
+    half the mean). With fewer such draws the sample mean, and so every delay,
+    falls far short of the law's (scv 1e6 and 2,000 jobs: a mean of 0.4 for 1).
+    An scv up to 1 is always accepted, as the hyperexponential's is.
+    """
+    from scipy.stats import norm
+
+    if not isinstance(law, LawConfig) or law.kind != "lognormal" or law.scv is None:
+        return
+    p = RARE_JOBS / jobs
+    largest = max(1.0, math.expm1(float(norm.isf(p)) ** 2)) if p < 0.5 else 1.0
+    if law.scv > largest:
+        raise ScenarioError(f"{key}.scv: expected at most {largest:.4g} with run.jobs={jobs} (the draws that carry "
+                            f"half the mean, probability 1 - Phi(sqrt(ln(1 + scv))), must occur about {RARE_JOBS} "
+                            f"times in a run), got {law.scv:g}")
+
+
+def _typical(law: LawConfig, n: int) -> tuple[float, float]:
+    """The typical slowest and fastest of ``n`` speeds drawn from ``law``: its 1/(n+1) and n/(n+1) quantiles."""
+    spread = law.law()
+    return spread.quantile(1.0 / (n + 1)), spread.quantile(n / (n + 1.0))
+
+
+def _check_spread(law: LawConfig, n: int, mean: float) -> None:
+    """Drawn speeds obey the bounds of listed ones: their typical extremes give service times in `TIME_RANGE`.
+
+    A draw beyond them fails its replication (`check_speeds`, when it is drawn). For
+    a lognormal law the bound is on the scv: with sigma^2 = ln(1 + scv) and z the
+    1/(n+1) quantile of the standard normal, the slowest typical speed is
+    exp(ln(mean speed) - sigma^2 / 2 + sigma z).
+    """
+    low, high = TIME_RANGE
+    slowest, fastest = _typical(law, n)
+    if slowest > 0 and low <= mean / fastest and mean / slowest <= high:
+        return
+    if law.kind == "lognormal" and not mean / high <= slowest:  # too slow, so too spread: a bound on the scv
+        from scipy.stats import norm
+
+        z = float(norm.isf(1.0 / (n + 1)))
+        room = math.log(law.mean) - math.log(mean / high)  # ln(mean speed / slowest allowed), >= 0
+        sigma = -z + math.sqrt(z * z + 2.0 * room)  # the larger root of sigma^2 / 2 + sigma z = room
+        raise ScenarioError(f"system.speeds.scv: expected at most {math.expm1(sigma * sigma):.4g} with N={n} (the "
+                            f"typical slowest of N draws, the 1/(N+1) quantile, must give a mean service time, "
+                            f"service mean / speed, of at most {high:g}), got {law.scv:g}")
+    raise ScenarioError(f"system.speeds: expected a law whose typical slowest and fastest of N={n} draws (the "
+                        f"1/(N+1) and N/(N+1) quantiles, {slowest:.3g} and {fastest:.3g}) give mean service times, "
+                        f"service mean / speed, between {low:g} and {high:g}")
+
+
 def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence[ResolvedPolicy]) -> None:
     """Bounds relative to the arrival ``rate`` and the run's length at one sweep point."""
     system, workload, run = scenario.system, scenario.workload, scenario.run
     mean = workload.service.mean
+    if isinstance(system.speeds, LawConfig):  # the drawn speeds are checked again when they are drawn
+        check_speed_range(scenario, rate, *_typical(system.speeds, system.servers), "system.speeds")
+    else:
+        check_speeds(scenario, system.speeds or (1.0,) * system.servers, rate)
     gap = 1.0 / rate
     length = (run.warmup_jobs + run.jobs) * gap  # the run's expected length in time units
     if system.discipline == "pool":
@@ -135,6 +210,113 @@ def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence
     if isinstance(system.speeds, tuple) and can_be_unstable(scenario):
         for policy in policies:
             check_oblivious(policy, system.speeds, rate, mean)
+
+
+def check_speeds(scenario: Scenario, speeds: Sequence[float], rate: float, drawn: str = "") -> None:
+    """Bounds on the servers' speeds at arrival ``rate``: listed ones at validation, drawn ones per replication.
+
+    Each speed must give a mean service time in `TIME_RANGE`; then come the bounds
+    that the slowest and the fastest server set (`check_speed_range`). ``drawn`` says
+    where drawn speeds come from, as in `check_oblivious`.
+    """
+    low, high = TIME_RANGE
+    mean = scenario.workload.service.mean
+    slowest, fastest = speeds.index(min(speeds)), speeds.index(max(speeds))
+    for i in (slowest, fastest):
+        if not low <= mean / speeds[i] <= high:
+            raise ScenarioError(f"{_speed_key(scenario, i, drawn)}: expected a speed giving a mean service time "
+                                f"(service mean / speed) between {low:g} and {high:g}, got {speeds[i]:g}")
+    check_speed_range(scenario, rate, speeds[slowest], speeds[fastest], _speed_key(scenario, slowest, drawn),
+                      drawn.replace("(drawn", "(speeds drawn", 1))
+
+
+def _speed_key(scenario: Scenario, i: int, drawn: str) -> str:
+    """The key that sets server i's speed: a listed speed, a drawn one (and its server), or the service mean."""
+    if drawn:
+        return f"system.speeds{drawn} at server {i}"
+    return f"system.speeds.{i}" if scenario.system.speeds is not None else "workload.service.mean"
+
+
+def check_speed_range(scenario: Scenario, rate: float, slowest: float, fastest: float, slow_key: str,
+                      context: str = "") -> None:
+    """The bounds set by the slowest and fastest speeds: the run's slots in slotted time, its resolution else.
+
+    ``slow_key`` names what sets the slowest speed; ``context`` follows every other
+    key named, to say that the speeds were drawn (and with which seed).
+    """
+    if scenario.system.time == "slotted":
+        _check_slot_means(scenario, rate, fastest, context)
+        _check_slot_count(scenario, rate, slowest, slow_key, context)
+        return
+    run, arrivals = scenario.run, scenario.workload.arrivals
+    length = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
+    shortest = scenario.workload.service.mean / fastest  # the fastest server's mean service time
+    if not length <= MAX_RUN_LENGTH * shortest:
+        key = "workload.arrivals.path" if arrivals.kind == "trace" else "workload.load"
+        raise ScenarioError(
+            f"{key}{context}: expected a run of at most {MAX_RUN_LENGTH:g} mean service times of the fastest "
+            f"server (float arrival times resolve about 2e-4 of one up to there), got (run.warmup_jobs + run.jobs) "
+            f"/ arrival rate {rate:.3g} = {length:.3g} time units = {length / shortest:.3g} service times")
+
+
+def _check_slot_means(scenario: Scenario, rate: float, fastest: float, context: str) -> None:
+    """Slotted time, at λN = ``rate`` arrivals per slot: counts numpy can draw, a window of many slots."""
+    run, service, arrivals = scenario.run, scenario.workload.service, scenario.workload.arrivals
+    mu = fastest / service.mean  # the largest capacity per slot
+    if service.kind == "exponential" and mu > MAX_POISSON_MEAN:
+        raise ScenarioError(f"workload.service.mean{context}: expected a capacity per slot, speed / mean, of at "
+                            f"most {MAX_POISSON_MEAN:g} in slotted time (numpy draws Poisson counts up to about "
+                            f"9.2e18), got {fastest:g} / {service.mean:g} = {mu:.4g}")
+    if arrivals.kind == "deterministic":
+        rounded = float(Fraction(rate).limit_denominator(DENOMINATOR))
+        if abs(rounded - rate) > 1e-3 * rate:
+            raise ScenarioError(f"workload.load{context}: expected deterministic arrivals per slot, λN, that a "
+                                f"fraction with denominator at most {DENOMINATOR:,} gives within 0.1% (so about "
+                                f"1e-6 or more), got λN = {rate:.4g}, which becomes {rounded:.4g}")
+    if run.jobs < MIN_WINDOW_SLOTS * rate:
+        raise ScenarioError(f"run.jobs{context}: expected at least {MIN_WINDOW_SLOTS} x the arrivals per slot λN = "
+                            f"{MIN_WINDOW_SLOTS * rate:.4g}, so that the measurement window spans {MIN_WINDOW_SLOTS} "
+                            f"slots or more (a window within one slot has no length), got {run.jobs}")
+    burstiness, total = arrivals.burstiness or 2.0, run.warmup_jobs + run.jobs
+    if arrivals.kind == "mmpp2" and burstiness * rate > total / BATCHES:  # as a batch of batch_poisson
+        raise ScenarioError(
+            f"workload.arrivals.burstiness{context}: expected at most (run.warmup_jobs + run.jobs) / ({BATCHES} λN) "
+            f"= {total / (BATCHES * rate):.4g} in slotted time, so that a slot of the high state, b λN arrivals, "
+            f"brings at most 1/{BATCHES} of the run's jobs, got {burstiness:g}"
+            + ("" if arrivals.burstiness is not None else " (the default)"))
+
+
+def _check_slot_count(scenario: Scenario, rate: float, slowest: float, slow_key: str, context: str) -> None:
+    """Slotted time: a run of at most `MAX_SLOTS` slots, and of at most `MAX_CAPACITY_DRAWS` Poisson capacities.
+
+    ``rate`` is λN, the mean arrivals per slot. The run takes about (run.warmup_jobs
+    + run.jobs) / λN slots, plus 1/μ for the slowest server's job (μ = speed / mean,
+    its capacity per slot: a job there stays about 1/μ slots), plus with mmpp2 one
+    high/low cycle 1/switch_rate (a run shorter than a cycle may wait out a whole
+    low period). The error names the key of the largest part.
+    """
+    from .slotted import ROWS
+
+    system, run, arrivals = scenario.system, scenario.run, scenario.workload.arrivals
+    arriving = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
+    parts = [(f"workload.load{context}", arriving, f"the jobs at λN = {rate:.3g} a slot"),
+             (slow_key, scenario.workload.service.mean / slowest, "the slowest server's job (mean / speed)")]
+    if arrivals.kind == "mmpp2":
+        parts.append((f"workload.arrivals.switch_rate{context}",
+                      1.0 / (arrivals.switch_rate or DEFAULT_SWITCH_RATE), "a high/low cycle (1 / switch_rate)"))
+    slots = math.fsum(part[1] for part in parts)
+    key = max(parts, key=lambda part: part[1])[0]
+    if slots > MAX_SLOTS:
+        listed = ", ".join(f"{value:.3g} for {what}" for _, value, what in parts)
+        raise ScenarioError(f"{key}: expected a slotted run of at most {MAX_SLOTS:,} slots (the clock does Python "
+                            f"work in every slot, even an empty one), this one takes about {slots:.3g}: {listed}")
+    drawn = ROWS * math.ceil(slots / ROWS)  # slots of capacities drawn, in batches
+    draws = system.servers * drawn
+    if scenario.workload.service.kind == "exponential" and draws > MAX_CAPACITY_DRAWS:
+        key = f"system.servers{context}" if system.servers * ROWS > MAX_CAPACITY_DRAWS else key
+        raise ScenarioError(f"{key}: expected at most {MAX_CAPACITY_DRAWS:,} Poisson capacities drawn in slotted "
+                            f"time (one per server and slot, {ROWS} slots at a time: time and memory), got "
+                            f"N={system.servers} x {drawn:,} slots (of about {slots:.3g}) = {draws:.3g}")
 
 
 def can_be_unstable(scenario: Scenario) -> bool:

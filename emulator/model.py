@@ -18,7 +18,7 @@ from .channels import Channel
 from .config import LawConfig, Point, ResolvedPolicy, SlotConfig
 from .dispatcher import Dispatcher
 from .job import Job
-from .limits import can_be_unstable, check_oblivious
+from .limits import can_be_unstable, check_oblivious, check_speeds
 from .metrics import Recorder
 from .occupancy import Occupancy, theory_mean
 from .policies import REGISTRY
@@ -127,8 +127,10 @@ def _speeds(point: Point, policy: ResolvedPolicy, seed: int) -> tuple[tuple[floa
         return system.speeds or (1.0,) * system.servers, point.rate
     speeds = tuple(islice(system.speeds.law().sampler(generator(seed, "speeds")), system.servers))
     rate = point.load * sum(speeds) / scenario.workload.service.mean
+    drawn = f" (drawn with seed {seed})"
+    check_speeds(scenario, speeds, rate, drawn)  # validation saw the law's typical draws only: these are the draws
     if can_be_unstable(scenario):
-        check_oblivious(policy, speeds, rate, scenario.workload.service.mean, f" (drawn with seed {seed})")
+        check_oblivious(policy, speeds, rate, scenario.workload.service.mean, drawn)
     return speeds, rate
 
 

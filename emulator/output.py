@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +66,19 @@ def write_results(out: Path, results: Any) -> None:
                        f"'{out}': make the file writable and run the same command to write it") from None
 
 
+NUMBERS = ("point", "servers", "dispatchers", "load", "d", "replications")
+"""Columns of summary.csv besides the metrics that hold numbers, which captions and titles read."""
+
+
 def read_summary(folder: str | Path) -> Any:
-    """The summary of a results folder; `ScenarioError` if it is not one."""
+    """The summary of a results folder, checked; `ScenarioError` (one line) if it is not one.
+
+    ``lbemu table``, ``plot`` and ``report`` all read a folder here, so they refuse the
+    same folders alike: no ``summary.csv``, one that does not parse, one without a
+    ``policy`` column or without rows, one cut short (a row with fewer fields than
+    the header, or no final newline: a partial table would look complete), and text
+    in a column of `NUMBERS`. A metric holding text is refused where it is used.
+    """
     import pandas as pd
 
     from .errors import ScenarioError
@@ -74,9 +87,53 @@ def read_summary(folder: str | Path) -> Any:
     if not path.is_file():
         raise ScenarioError(f"DIR: expected a results folder with summary.csv, got '{folder}'")
     try:
-        summary = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+        text = path.read_text(encoding="utf-8")
+        _check_complete(text, Path(folder))
+        summary = pd.read_csv(io.StringIO(text))
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, UnicodeDecodeError, OSError) as exc:
         raise ScenarioError(f"DIR: expected a readable summary.csv in '{folder}' ({exc})") from None
     if "policy" not in summary.columns:
         raise ScenarioError(f"DIR: expected lbemu's summary.csv in '{folder}', it has no 'policy' column")
+    if summary.empty:
+        raise ScenarioError(f"summary.csv: expected a row per sweep point and policy, '{path}' has only its header")
+    expect_numbers(summary, NUMBERS)  # metrics are checked where they are used: the others still work
     return summary
+
+
+def _check_complete(text: str, folder: Path) -> None:
+    """`ScenarioError` if ``text``, a summary.csv, was cut short: lbemu writes whole rows and a final newline."""
+    from .errors import ScenarioError
+
+    rows = list(csv.reader(io.StringIO(text), strict=True))
+    if not rows:
+        return  # no header: pandas says so
+    width = len(rows[0])
+    short = next((i for i, row in enumerate(rows) if len(row) != width), None)
+    if short is None and text.endswith("\n"):
+        return
+    where = (f"line {short + 1} has {len(rows[short])} of the header's {width} fields" if short is not None
+             else "its last line has no newline")
+    again = (f"; 'lbemu run {folder / 'scenario.yaml'} --out {folder}' writes it again from the store"
+             if (folder / "store.sqlite").is_file() and (folder / "scenario.yaml").is_file() else "")
+    raise ScenarioError(f"summary.csv: expected complete rows, {where} (the file is cut short){again}")
+
+
+def expect_numbers(summary: Any, columns: Any) -> None:
+    """`ScenarioError` naming the first of ``columns`` in ``summary`` that holds something other than numbers.
+
+    Columns missing from the summary are skipped; NaN counts as a number (a
+    metric without a value, e.g. a CI from one replication).
+    """
+    import pandas as pd
+
+    from .errors import ScenarioError, show
+
+    for column in columns:
+        if column not in summary.columns:
+            continue
+        values = summary[column]
+        if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+            continue
+        bad = values[pd.to_numeric(values, errors="coerce").isna() & values.notna()]
+        example = bad.iloc[0] if len(bad) else values.iloc[0]
+        raise ScenarioError(f"summary.csv: expected numbers in column '{column}', got {show(example)}")

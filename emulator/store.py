@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import RunError, ScenarioError
+from .errors import RunError, ScenarioError, show
 
 FILENAME = "store.sqlite"
 # Keys that may change between runs in the same folder without invalidating stored tasks:
@@ -77,6 +77,7 @@ class Store:
         # their defaults), so that a folder made by an earlier version still resumes.
         self.canonical = canonical
         current = _comparable(json.loads(json.dumps(scenario_dict, sort_keys=True)))
+        missing = [path for path in (folder, *folder.parents) if not path.exists()]  # deepest first
         try:
             folder.mkdir(parents=True, exist_ok=True)
             try:
@@ -89,7 +90,15 @@ class Store:
                 self._delete()
                 stored = self._open(current, force)
         except (OSError, sqlite3.Error, _Damaged) as exc:  # locked, read-only, cannot be created
-            raise ScenarioError(f"--out: expected a results folder, '{folder}' is not usable ({exc})") from None
+            for path in missing:  # leave no empty folders behind
+                try:
+                    path.rmdir()
+                except OSError:
+                    pass
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            # The reason first: a long path would push it past the end of the line.
+            raise ScenarioError(f"--out: expected a results folder lbemu can use ({reason}), "
+                                f"got {show(str(folder))}") from None
         if stored is not None:
             change = describe_change(stored, scenario_dict)
             raise ScenarioError(f"--out: '{folder}' holds results of a different scenario ({change}); "

@@ -20,6 +20,7 @@ from typing import Any
 
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.reader import ReaderError
 
 from .errors import ScenarioError
 
@@ -37,21 +38,26 @@ _Loader.add_implicit_resolver(
 
 def load(text: str, source: str = "scenario") -> Any:
     """Parse YAML ``text``; raise `ScenarioError` (one line) if it is not a usable document."""
-    loader = _Loader(text)
     try:
-        node = loader.get_single_node()
-        if node is None:
-            return None
-        _refuse_repeated_keys(node, source)
-        return loader.construct_document(node)
+        loader = _Loader(text)  # the reader refuses control characters here, before any parsing
+        try:
+            node = loader.get_single_node()
+            if node is None:
+                return None
+            _refuse_repeated_keys(node, source)
+            return loader.construct_document(node)
+        finally:
+            loader.dispose()
+    except ReaderError as exc:
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise ScenarioError(f"scenario: '{source}' is not valid YAML: it holds the control character "
+                            f"{code:#04x} at offset {exc.position}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         raise ScenarioError(f"scenario: '{source}' is not valid YAML{where}") from None
     except (RecursionError, MemoryError):
         raise ScenarioError(f"scenario: '{source}' is nested too deeply to read") from None
-    finally:
-        loader.dispose()
 
 
 def _refuse_repeated_keys(root: Node, source: str) -> None:

@@ -11,6 +11,7 @@ import json
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -234,3 +235,77 @@ def test_readme_table_is_the_generated_one(quickstart: tuple[subprocess.Complete
         "README's quickstart table is stale: paste the output of "
         "'lbemu run scenarios/quickstart.yaml --out results/quickstart && "
         "lbemu table results/quickstart --format markdown'")
+
+
+@pytest.fixture(scope="module")
+def small_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A results folder of two policies at two loads, 2 replications of 300 jobs."""
+    out = tmp_path_factory.mktemp("small")
+    scenario = emulator.Scenario.from_dict({
+        "name": "small", "replications": 2, "run": {"jobs": 300, "warmup_jobs": 30}, "system": {"servers": 4},
+        "policies": [{"name": "random"}, {"name": "jsq"}], "sweep": {"workload.load": [0.5, 0.8]}})
+    emulator.run(scenario, workers=1, out=out)
+    return out
+
+
+def damaged(text: str, how: str) -> str:
+    """summary.csv's text damaged as ``how`` says."""
+    lines = text.splitlines(keepends=True)
+    if how == "header only":
+        return lines[0]
+    if how == "cut mid-row":
+        return text[: len(text) - len(lines[-1]) // 2]
+    if how == "cut at a field":
+        return text[: text.rindex(",", 0, len(text) - len(lines[-1]) // 2)] + "\n"
+    header = lines[0].rstrip("\n").split(",")
+    fields = lines[1].rstrip("\n").split(",")
+    fields[header.index(how.split()[-1])] = "fast"  # how == "text in <column>"
+    return "".join([lines[0], ",".join(fields) + "\n", *lines[2:]])
+
+
+@pytest.mark.parametrize("command", ["table", "plot", "report"])
+@pytest.mark.parametrize("how, says", [("header only", "only its header"), ("cut mid-row", "cut short"),
+                                       ("cut at a field", "cut short"), ("text in mean_response", "'mean_response'"),
+                                       ("text in replications", "'replications'")])
+def test_a_damaged_summary_is_refused_alike(small_folder: Path, tmp_path: Path, command: str, how: str, says: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    # table, plot and report read a folder through one function: the same folder, the same one line.
+    folder = tmp_path / "results"
+    shutil.copytree(small_folder, folder)
+    (folder / "summary.csv").write_text(damaged((small_folder / "summary.csv").read_text(), how))
+    before = sorted(path.name for path in folder.iterdir())
+    code = main([command, str(folder)])
+    captured = capsys.readouterr()
+    one_line_error(code, captured.err, says)
+    assert "summary.csv" in captured.err and captured.out == ""
+    assert sorted(path.name for path in folder.iterdir()) == before  # nothing drawn before the refusal
+
+
+def test_a_cut_summary_names_the_command_that_writes_it_again(small_folder: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    folder = tmp_path / "results"
+    shutil.copytree(small_folder, folder)
+    whole = (folder / "summary.csv").read_text()
+    (folder / "summary.csv").write_text(damaged(whole, "cut mid-row"))
+    assert main(["table", str(folder)]) == 2
+    err = capsys.readouterr().err
+    command = err.split("'lbemu ", 1)[1].split("'", 1)[0].split()
+    assert command == ["run", str(folder / "scenario.yaml"), "--out", str(folder)], err
+    assert main([*command, "--quiet", "--workers", "1"]) == 0  # every task is in the store: nothing reruns
+    assert (folder / "summary.csv").read_text() == whole
+    assert main(["table", str(folder)]) == 0
+
+
+def test_huge_pool_capacities_run_and_tabulate_quickly(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Their theory (Erlang B, the JSQ(d) mean field) cost steps in proportion to the capacity.
+    (tmp_path / "s.yaml").write_text(
+        "name: huge\nreplications: 1\nrun: {jobs: 2000, warmup_jobs: 200}\nworkload: {load: 5}\n"
+        "system: {servers: 10, discipline: pool, capacity: 1000000000}\n"
+        "policies: [{name: random}, {name: sqd, d: 2}, {name: jsq}]\n")
+    out = tmp_path / "out"
+    started = time.perf_counter()
+    assert main(["run", str(tmp_path / "s.yaml"), "--out", str(out), "--quiet", "--workers", "1"]) == 0
+    for command in (["table", str(out)], ["plot", str(out)], ["report", str(out)]):
+        assert main(command) == 0, command
+    assert "Random: Erlang B, exact" in capsys.readouterr().out
+    assert time.perf_counter() - started < 60

@@ -10,6 +10,7 @@ import copy
 import math
 import os
 import time
+import warnings
 from itertools import islice
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,30 @@ def test_cli_with_bad_name_writes_nothing(tmp_path: Path, monkeypatch: pytest.Mo
     assert (tmp_path / "runs.csv").read_text() == "the user's own file\n"
 
 
+def test_a_name_too_long_for_a_folder_is_refused_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.yaml").write_text(f"name: {'a' * 300}\npolicies: [{{name: random}}]\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["run", "s.yaml", "--quiet", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lbemu: error: name: expected a folder name of at most 255 characters") and "got 300" in err
+    assert err.count("\n") == 1 and len(err) < 200, err
+    assert sorted(os.listdir(tmp_path)) == ["s.yaml"]
+    refused("name", name="a" * 256)
+    Scenario.from_dict(with_keys(name="a" * 255))
+
+
+def test_an_unusable_out_folder_says_why_and_leaves_nothing(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "s.yaml").write_text("policies: [{name: random}]\nrun: {jobs: 100, warmup_jobs: 0}\n")
+    out = tmp_path / "new" / "deeper" / ("b" * 300)
+    assert main(["run", str(tmp_path / "s.yaml"), "--out", str(out), "--quiet", "--workers", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("lbemu: error: --out: expected a results folder lbemu can use (File name too long)"), err
+    assert err.count("\n") == 1 and len(err) < 250, err
+    assert sorted(os.listdir(tmp_path)) == ["s.yaml"]
+
+
 @pytest.mark.parametrize("options, key", [({"workers": 0}, "workers"), ({"workers": -2}, "workers"),
                                           ({"workers": 1.5}, "workers"), ({"workers": True}, "workers")])
 def test_api_run_refuses_bad_workers_before_writing(tmp_path: Path, options: dict[str, Any], key: str) -> None:
@@ -127,6 +152,22 @@ def test_long_or_deep_expressions(text: str, says: str) -> None:
     assert says in refused("policies.0.d", policies=[{"name": "sqd", "d": text.replace("0.5", "2")}])
 
 
+@pytest.mark.parametrize("char", ["\x00", "\x01", "\x07"])
+def test_control_characters_are_one_line(char: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "control.yaml"
+    path.write_text(f"name: x{char}\npolicies: [{{name: random}}]\n")
+    message = one_line(lambda: load_scenario(path), "scenario")
+    assert f"control character {ord(char):#04x}" in message
+    good = tmp_path / "good.yaml"
+    good.write_text("policies: [{name: random}]\n")
+    for argv, named in ((["validate", str(path)], "scenario:"),
+                        (["validate", str(good), "--set", f"name=a{char}b"], "--set name:")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and err.startswith(f"lbemu: error: {named}") and "Traceback" not in err, err
+        assert char not in err  # echoed as an escape, not as the character itself
+
+
 def test_deep_yaml_is_one_line(tmp_path: Path) -> None:
     path = tmp_path / "deep.yaml"
     path.write_text("description: " + "[" * 50_000 + "]" * 50_000 + "\n")
@@ -134,6 +175,7 @@ def test_deep_yaml_is_one_line(tmp_path: Path) -> None:
 
 
 # -- 5. valid-looking input that hung, ate memory or failed at run time ----------------------
+JSQ = {"name": "jsq"}
 BOUNDS = [
     # (dotted key named, keys to set, a value just inside the bound that must be accepted)
     ("system.servers", {"system__servers": 1_000_000_000}, {"system__servers": 1000}),
@@ -165,10 +207,49 @@ BOUNDS = [
      {"system__discipline": "pool", "workload__load": 1e5}),
     ("workload.arrivals.mean_batch", {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 221}},
      {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 220}}),
+    # Arrival times of a run longer than 1e12 service times lose the service times in their rounding.
+    ("workload.load", {"workload__load": 5.0e-324}, {"workload__load": 1e-8}),
+    ("workload.load", {"workload__load": 1e-300}, {"workload__load": 1e-8}),
+    ("workload.load", {"workload__load": 1e-15}, {"workload__load": 1e-8}),
+    # Half a lognormal mean is in draws of probability 1 - Phi(sigma): 10 of them in 2,000 jobs.
+    ("workload.service.scv", {"workload__service": {"kind": "lognormal", "scv": 1e6}},
+     {"workload__service": {"kind": "lognormal", "scv": 750}}),
+    ("network.latency.scv", {"network__latency": {"kind": "lognormal", "mean": 0.1, "scv": 1e6}},
+     {"network__latency": {"kind": "lognormal", "mean": 0.1, "scv": 750}}),
+    # Drawn speeds obey the bounds of listed ones.
+    ("system.speeds.scv", {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 1e300}, "policies": [JSQ]},
+     {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 1e20}, "policies": [JSQ]}),
 ]
+SLOTTED = [
+    # (key, keys to set, keys just inside the bound), all in slotted time
+    ("workload.load", {"system__servers": 1, "workload__load": 1e-6},
+     {"system__servers": 1, "workload__load": 0.5, "run": {"jobs": 1_000_000, "warmup_jobs": 5000}}),
+    ("workload.load", {"workload__arrivals": {"kind": "deterministic"}, "workload__load": 5e-8,
+                       "run": {"jobs": 1, "warmup_jobs": 0}},  # 5e-7 arrivals a slot round to 0
+     {"workload__arrivals": {"kind": "deterministic"}, "workload__load": 1e-7, "run": {"jobs": 1, "warmup_jobs": 0}}),
+    ("system.speeds.0", {"system__servers": 4, "system__speeds": [1e-9, 1, 1, 1], "policies": [JSQ]},
+     {"system__servers": 4, "system__speeds": [1e-4, 1, 1, 1], "policies": [JSQ]}),
+    ("system.speeds.scv", {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 1e300}, "policies": [JSQ]},
+     {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 30}, "policies": [JSQ]}),
+    ("run.jobs", {"workload__service": {"kind": "deterministic", "mean": 1e-6}},  # 9e6 arrivals a slot
+     {"workload__service": {"kind": "deterministic", "mean": 0.1}}),
+    ("run.jobs", {"system__servers": 200_000, "run": {"jobs": 100, "warmup_jobs": 0}},
+     {"system__servers": 20, "run": {"jobs": 100, "warmup_jobs": 0}}),
+    ("workload.arrivals.burstiness", {"workload__arrivals": {"kind": "mmpp2", "burstiness": 1e6, "switch_rate": 1e-7}},
+     {"workload__arrivals": {"kind": "mmpp2", "burstiness": 10, "switch_rate": 0.05}}),
+    ("workload.arrivals.switch_rate", {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-7}},
+     {"workload__arrivals": {"kind": "mmpp2", "switch_rate": 1e-3}}),
+    ("workload.service.mean", {"workload__service": {"kind": "exponential", "mean": 1e-20}},  # numpy's Poisson
+     {"workload__service": {"kind": "exponential", "mean": 0.1}}),
+    ("system.servers", {"system__servers": 20_000, "run": {"jobs": 1_000_000, "warmup_jobs": 0}},
+     {"system__servers": 19_000, "run": {"jobs": 1_000_000, "warmup_jobs": 0}}),
+]
+BOUNDS += [(key, {"system__time": "slotted", **bad}, {"system__time": "slotted", **good})
+           for key, bad, good in SLOTTED]
 
 
-@pytest.mark.parametrize("key, bad, good", BOUNDS, ids=[f"{b[0]}={list(b[1].values())[-1]}" for b in BOUNDS])
+@pytest.mark.parametrize("key, bad, good", BOUNDS, ids=[f"{i}-{'slotted-' if 'system__time' in b[1] else ''}{b[0]}"
+                                                         for i, b in enumerate(BOUNDS)])
 def test_bounds_refuse_at_validation(key: str, bad: dict[str, Any], good: dict[str, Any]) -> None:
     started = time.perf_counter()
     refused(key, **bad)
@@ -187,6 +268,55 @@ def test_just_inside_the_bounds_runs(options: dict[str, Any]) -> None:
     point = scenario.points()[0]
     row = build_model(point, point.policies[0], 1).run()
     assert row["jobs"] == scenario.run.jobs and math.isfinite(row["mean_response"])
+
+
+@pytest.mark.parametrize("options", [
+    {"system__servers": 1, "workload__load": 1e-3, "run": {"jobs": 200, "warmup_jobs": 0}},  # 2e5 empty slots
+    {"system__servers": 4, "system__speeds": [1e-4, 1, 1, 1], "policies": [JSQ]},
+    {"workload__arrivals": {"kind": "deterministic"}, "workload__load": 1e-5, "run": {"jobs": 5, "warmup_jobs": 0}},
+    {"workload__service": {"kind": "deterministic", "mean": 0.1}},
+    {"system__servers": 20, "run": {"jobs": 100, "warmup_jobs": 0}},
+    {"workload__arrivals": {"kind": "mmpp2", "burstiness": 10, "switch_rate": 0.05}},
+    {"system__speeds": {"kind": "lognormal", "mean": 1, "scv": 30}, "policies": [JSQ]},
+])
+def test_just_inside_the_slotted_bounds_runs(options: dict[str, Any]) -> None:
+    # A window of several slots: time averages are numbers, and the run is quick.
+    scenario = Scenario.from_dict(with_keys(system__time="slotted", **options))
+    point = scenario.points()[0]
+    started = time.perf_counter()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = build_model(point, point.policies[0], 1).run()
+    assert time.perf_counter() - started < 10
+    assert row["jobs"] == scenario.run.jobs and row["sim_time"] >= 1
+    for metric in ("mean_response", "mean_queue_length", "messages_per_server_time", "p50_response"):
+        assert math.isfinite(row[metric]) and row[metric] >= 0, metric
+
+
+@pytest.mark.parametrize("jobs, seed, key", [
+    (2000, 24, "run.jobs (speeds drawn with seed 24)"),  # a fast server: 891 arrivals a slot, a 2-slot window
+    (20_000, 37, "system.speeds (drawn with seed 37) at server 5"),  # a slow one: 5.4e7 capacities to draw
+    (20_000, 2792, "system.speeds (drawn with seed 2792) at server 1"),  # a slower one: 5.5e6 slots
+])
+def test_drawn_speeds_beyond_the_bounds_fail_their_replication(jobs: int, seed: int, key: str) -> None:
+    # The law passes validation (its typical draws do), but these replications drew extremes.
+    speeds = {"kind": "lognormal", "mean": 1, "scv": 1000}
+    data = with_keys(system={"servers": 100, "time": "slotted", "speeds": speeds},
+                     run={"jobs": jobs, "warmup_jobs": 0}, workload={"load": 0.5}, policies=[JSQ])
+    point = Scenario.from_dict(data).points()[0]
+    one_line(lambda: build_model(point, point.policies[0], seed), key)
+    build_model(point, point.policies[0], 1)  # another replication's draws are within the bounds
+
+
+def test_a_tiny_load_is_refused_where_arrival_times_lose_the_service_times() -> None:
+    message = refused("workload.load", workload__load=1e-15)
+    assert "1e+12" in message and "2.2e+17" in message
+    # Just inside, times of 2e10 still resolve service times of 1: a correct run, without warnings.
+    point = Scenario.from_dict(with_keys(workload__load=1e-8)).points()[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        row = build_model(point, point.policies[0], 1).run()
+    assert row["mean_response"] == pytest.approx(1.0, rel=0.1) and 0.5 < row["p50_response"] < 0.9  # ln 2
 
 
 # -- 6. silent wrong results --------------------------------------------------------------
@@ -221,6 +351,21 @@ def test_pareto_needs_finite_variance(key: str) -> None:
     dotted = key.replace(".", "__")
     assert "> 2" in refused(f"{key}.alpha", **{dotted: law})
     Scenario.from_dict(with_keys(policies=[{"name": "jsq"}], **{dotted: {**law, "alpha": 2.5}}))
+
+
+def test_jiq_d_may_be_an_expression_in_n() -> None:
+    # As for every other policy's d; JIQ's samples the dispatchers' I-queues.
+    system = {"servers": 100, "dispatchers": 8}
+    by_expression = with_keys(system=system, policies=[{"name": "jiq", "d": "ceil(log(N))"}])
+    point = Scenario.from_dict(by_expression).points()[0]
+    assert point.policies[0].params["d"] == 5 and point.policies[0].label == "JIQ-SQ(5)"
+    rows = [build_model(point, point.policies[0], 3).run()]
+    plain = Scenario.from_dict(with_keys(system=system, policies=[{"name": "jiq", "d": 5}])).points()[0]
+    rows.append(build_model(plain, plain.policies[0], 3).run())
+    assert rows[0]["mean_response"] == rows[1]["mean_response"] and rows[0]["messages_per_job_query"] > 0
+    message = refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N"}])
+    assert "system.dispatchers=8" in message and "got 100" in message
+    refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N / 3"}])  # not a whole number
 
 
 def test_a_key_swept_twice_is_refused() -> None:

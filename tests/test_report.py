@@ -43,9 +43,21 @@ def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def report(folder: Path) -> str:
-    """``lbemu report`` on the folder, once (it writes the figures too): the page's text."""
+    """``lbemu report`` on the folder, once: the page's text. It writes report.html and nothing else there."""
+    before = sorted(path.name for path in folder.iterdir())
     assert main(["report", str(folder)]) == 0
+    assert sorted(path.name for path in folder.iterdir()) == sorted([*before, "report.html"])
     return (folder / "report.html").read_text()
+
+
+FIGURES = ["response.png", "messages.png", "tradeoff.png", "messages_by_kind.png", "response_tail.png",
+           "messages_vs_period.png", "occupancy.png"]
+"""The figures of the report of `folder`, as plot_folder draws them (occupancy.png from occupancy.csv, in place
+of the folder's own occupancy.png of that name)."""
+
+
+def figure_names(page: str) -> list[str]:
+    return [caption.split("</figcaption>")[0].split(":")[0] for caption in page.split("<figcaption>")[1:]]
 
 
 def synthetic_cdf(summary: pd.DataFrame) -> pd.DataFrame:
@@ -83,11 +95,15 @@ def test_response_tail_figure_on_a_synthetic_frame() -> None:
 
 
 @pytest.mark.slow
-def test_plot_folder_adds_the_tail_and_period_figures_with_svg_twins(folder: Path, report: str) -> None:
+def test_plot_folder_adds_the_tail_and_period_figures_with_svg_twins(folder: Path, tmp_path: Path) -> None:
     summary = pd.read_csv(folder / "summary.csv")
     assert figures.period_key(summary) == "policies.2.period"
+    from analysis.plots import plot_folder
+
+    drawn = plot_folder(summary, tmp_path, source=folder)
+    assert [path.name for path in drawn] == FIGURES
     for name in ("response.png", "messages.png", "response_tail.png", "messages_vs_period.png"):
-        path = folder / name
+        path = tmp_path / name
         with Image.open(path) as image:
             assert image.format == "PNG" and image.size[0] > 400
         root = ET.parse(path.with_suffix(".svg")).getroot()
@@ -109,9 +125,8 @@ def test_report_is_one_self_contained_page(folder: Path, report: str) -> None:
     assert "seed: 11" in page and "# resolved by lbemu" in page and "How to read this" in page
     runs = pd.read_csv(folder / "runs.csv")
     assert f"over {len(runs)} tasks" in page
-    pngs = sorted(p.name for p in folder.glob("*.png"))
-    assert "occupancy.png" in pngs and "response_tail.png" in pngs
-    assert page.count('<img src="data:image/png;base64,') == len(pngs)
+    assert figure_names(page) == FIGURES
+    assert page.count('<img src="data:image/png;base64,') == len(FIGURES)
 
 
 @pytest.mark.slow
@@ -131,7 +146,7 @@ def test_report_renders_in_headless_chromium(folder: Path, report: str) -> None:
     assert dom.returncode == 0, dom.stderr[-2000:]
     text = dom.stdout.split('<pre id="probe">', 1)[1].split("</pre>", 1)[0]
     images = json.loads(text)
-    assert len(images) == len(list(folder.glob("*.png")))
+    assert len(images) == len(FIGURES)
     for complete, width, height, shown_width, shown_height in images:
         assert complete and width > 0 and height > 0 and shown_width > 0 and shown_height > 0
     assert dom.stdout.count('<table class="pivot">') == 1 and "Random: M/M/1, exact" in dom.stdout
@@ -148,3 +163,19 @@ def test_bad_report_folder_is_a_one_line_error(tmp_path: Path, capsys: pytest.Ca
     assert main(["report", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "missing" in err
+
+
+def test_report_elsewhere_leaves_a_read_only_folder_as_it_was(folder: Path, report: str, tmp_path: Path) -> None:
+    # The figures are drawn in a temporary folder: the results folder may be read-only.
+    before = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    out = tmp_path / "elsewhere" / "r.html"
+    out.parent.mkdir()
+    folder.chmod(0o555)
+    try:
+        assert main(["report", str(folder), "--out", str(out)]) == 0
+    finally:
+        folder.chmod(0o755)
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == before
+    others = sorted(name for name in before if name.endswith(".png") and name not in FIGURES)  # report.png
+    assert figure_names(out.read_text()) == FIGURES + others
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["elsewhere", "r.html"]

@@ -28,6 +28,12 @@ def test_scenario_validates(path: Path) -> None:
         assert point.rate > 0
 
 
+@pytest.mark.parametrize("path", [p for p in SCENARIOS if "compare_to" in p.read_text()], ids=lambda path: path.name)
+def test_description_names_the_policy_compared_to(path: Path) -> None:
+    scenario = emulator.load_scenario(path)
+    assert f"against {scenario.compare_to}" in scenario.description
+
+
 @pytest.mark.parametrize("name", REPRODUCTIONS)
 def test_reproduction_has_a_reference_header(name: str) -> None:
     path = next(p for p in SCENARIOS if p.stem == name)

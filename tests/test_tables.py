@@ -6,6 +6,7 @@ import io
 import math
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -179,6 +180,34 @@ def test_theory_where_its_assumptions_hold() -> None:
     assert found["JSQ"]["blocked_fraction"] == 0.0 and found["JSQ"]["mean_queue_length"] == pytest.approx(2.5)
     assert found["SQ(2)"]["blocked_fraction"] == pytest.approx(0.14828, abs=1e-5)  # pools_mukherjee's header
     assert bound(pools) == ("Erlang B of N·B slots, lower bound", {"blocked_fraction": theory.erlang_b(30, 25.0)})
+
+
+def recursion(servers: int, offered: float) -> float:
+    """Erlang B by the full recursion, every step: the reference the early stop must match."""
+    b = 1.0
+    for k in range(1, servers + 1):
+        b = offered * b / (k + offered * b)
+    return b
+
+
+@pytest.mark.parametrize("servers, offered", [(0, 2.0), (1, 0.5), (3, 2.5), (10, 9.0), (30, 25.0), (5, 50.0),
+                                              (200, 2.5), (2000, 50.0), (5000, 1000.0), (4, 0.0)])
+def test_erlang_b_is_the_full_recursion(servers: int, offered: float) -> None:
+    assert theory.erlang_b(servers, offered) == recursion(servers, offered)
+
+
+def test_theory_for_a_huge_capacity_costs_what_a_small_one_does() -> None:
+    # 10^9 steps of the recursion (or an ODE with 10^9 levels) took minutes: now what 10^3 take.
+    started = time.perf_counter()
+    assert theory.erlang_b(10**12, 50.0) == 0.0 and theory.erlang_b(10**10, 1e5) == 0.0
+    assert theory.pool_blocking(5.0, 10**9, d=2) == 0.0 == theory.pool_blocking(5.0, 40, d=2)
+    pools = point(system__discipline="pool", system__capacity=10**9, workload__load=5.0)
+    found = refs(pools)
+    assert found["Random"]["blocked_fraction"] == 0.0 and found["SQ(2)"]["blocked_fraction"] == 0.0
+    assert bound(pools) == ("Erlang B of N·B slots, lower bound", {"blocked_fraction": 0.0})
+    capped, free = theory.jsqd_pool_tail(5.0, 2, capacity=10**9), theory.jsqd_pool_tail(5.0, 2)
+    assert len(capped) == len(free) and abs(capped - free).max() < 1e-12  # the occupancy figure's curve
+    assert time.perf_counter() - started < 5
 
 
 def test_theory_rows_sit_under_their_policy() -> None:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from pydantic import Field
 
 from ..messages import Kind
-from .base import ListPolicy, PolicyConfig, shortest
+from .base import IntOrExpr, ListPolicy, PolicyConfig, shortest
 
 if TYPE_CHECKING:
     from ..dispatcher import Dispatcher
@@ -21,10 +21,11 @@ IDLE = Kind.IDLE
 
 class JIQConfig(PolicyConfig):
     name: Literal["jiq"] = "jiq"
-    d: int | None = Field(
-        None, ge=1,
+    d: IntOrExpr | None = Field(
+        None,
         description="several dispatchers: an idle server queries d of them and joins the "
-                    "shortest I-queue (JIQ-SQ(d)); default: a uniformly random one (JIQ-Random)")
+                    "shortest I-queue (JIQ-SQ(d)), an integer or an expression in N; default: a "
+                    "uniformly random one (JIQ-Random)")
     memory: int | None = Field(
         None, ge=1, description="at most this many ids in a dispatcher's I-queue (>= 1: with 0 every idle "
                                 "message is lost and JIQ is Random); default unbounded")
@@ -61,6 +62,7 @@ class JIQPolicy(ListPolicy):
     name = "jiq"
     Config = JIQConfig
     messages = "1 idle per idle period (at most 1 per job with one dispatcher); JIQ-SQ(d): + 2d"
+    expressions: ClassVar[tuple[str, ...]] = ("d",)
 
     @classmethod
     def label(cls, params: dict[str, Any]) -> str:
