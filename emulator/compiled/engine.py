@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import arrivals
-from ..config import Point, ResolvedPolicy
+from ..config import Point, ResolvedPolicy, Scenario
 from ..messages import KINDS, Kind
 from ..metrics import METRICS, QuantileSketch, Recorder
 from ..model import _speeds
@@ -109,57 +109,58 @@ def available() -> bool:
 
     Numba caches next to the package (``__pycache__``), or, where that is read-only,
     in the user's cache folder (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` if set;
-    with none writable it refuses to load, and the SimPy engine runs instead.
+    with none writable it refuses to load, and the SimPy engine runs instead. The
+    cache is checked first (`cache.check`): one that is damaged or was compiled from
+    other sources is discarded, and the kernel compiled once more.
     """
     try:
         from . import kernel  # noqa: F401
     except (ImportError, RuntimeError):
         return False
-    _drop_stale_cache()
+    from . import cache
+
+    cache.guard()
+    cache.check()
     return True
 
 
-SOURCES_STAMP = "lbemu-compiled-sources.sha256"
-"""The file, in each numba cache folder of the package, naming the sources its entries were compiled from."""
+COMPILE_SECONDS = 20
+"""About how long compiling the kernel takes on an empty cache (2 shared cores: 16-20 s measured)."""
 
 
-def _drop_stale_cache() -> None:
-    """Empty the package's numba cache if any of its source files changed since it was written.
+def prepare(announce: Callable[[], None] | None = None) -> bool:
+    """Load the kernel in this process, compiling it if the cache has none; False if numba is unusable.
 
-    Numba checks a cached function against its own file only, but the kernel inlines
-    functions and constants of its siblings (``core``, ``policies``, ``state``,
-    ``occupancy``): after a change to one of them alone, it would load the kernel
-    compiled before, and run the old code. So the cache folder holds a digest of every
-    source of the package; where it differs, every entry is emptied and recompiled.
+    A run calls it once before its worker processes start, so that they share what it
+    compiled or loaded (forked workers inherit the loaded kernel; others load the cache
+    it wrote) instead of compiling it each at once. ``announce`` is called just before
+    numba starts compiling, and not at all when the kernel loads from the cache.
     """
-    import hashlib
-    from pathlib import Path
+    if not available():
+        return False
+    from numba.core import event
 
-    from numba.core.dispatcher import Dispatcher
+    from . import kernel
 
-    from . import core, kernel, occupancy, policies
+    if kernel.simulate.overloads:  # loaded or compiled in this process already
+        return True
 
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    fingerprint = digest.hexdigest()
-    caches: list[Any] = [getattr(value, "_cache", None) for module in (core, kernel, occupancy, policies)
-                         for value in vars(module).values() if isinstance(value, Dispatcher)]
-    caches = [cache for cache in caches if hasattr(cache, "_cache_path")]  # cache=True ones
-    for folder in {cache._cache_path for cache in caches}:
-        stamp = Path(folder) / SOURCES_STAMP
-        try:
-            if stamp.read_text() == fingerprint:
-                continue
-        except OSError:  # none yet: a new cache, or one written before the stamp
+    class Announce(event.Listener):
+        said = False
+
+        def on_start(self, what: event.Event) -> None:
+            if announce is not None and not self.said:
+                self.said = True
+                announce()
+
+        def on_end(self, what: event.Event) -> None:
             pass
-        for cache in caches:
-            if cache._cache_path == folder:
-                cache.flush()
-        try:
-            stamp.write_text(fingerprint)
-        except OSError:  # then the next process empties it again: slower, never wrong
-            pass
+
+    point = Scenario.from_dict({"name": "kernel", "run": {"jobs": 1, "warmup_jobs": 0},
+                                "system": {"servers": 2}, "policies": [{"name": "random"}]}).points()[0]
+    with event.install_listener("numba:compile", Announce()):
+        record(point, point.policies[0], 1)
+    return True
 
 
 def _needs_choice(n: int, k: int, replace: bool) -> bool:
@@ -178,7 +179,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     from .core import BATCH as KERNEL_BATCH
     from .kernel import RESPONSE_BATCH, simulate
 
-    available()  # which also drops a cache compiled from other sources
+    available()  # which also discards a damaged cache, or one compiled from other sources
 
     assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
     scenario = point.scenario
@@ -287,6 +288,10 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,
                           listed, ids, where, count, weights, choice, picked, values,
                           occupancy.count, occupancy.lengths, occupancy.totals)
+        if start:  # numba has compiled (and written the cache) or loaded the kernel by now
+            from . import cache
+
+            cache.seal()
         start = False
         if status == S.DONE:
             break

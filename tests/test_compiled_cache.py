@@ -1,0 +1,167 @@
+"""A damaged numba cache costs one compilation, never a failed run, and the next run loads the new cache.
+
+Every kind of damage (to the kernel's data file ``.nbc``, its index ``.nbi``, or the
+package's manifest of sources and digests) is seen by the check a process makes
+before numba reads the cache. End to end, a copy of the package with a warm cache
+has one file damaged, runs a compiled task in a fresh interpreter, and its row is
+compared with the SimPy engine's; then it runs once more, which must load the
+rewritten cache rather than compile. The copies compile at once, side by side: each
+compilation takes a quarter of a minute, so one damage per file kind runs end to
+end, and one that the check cannot see (numba's own loading must cope).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import emulator
+from emulator import compiled
+from emulator.compiled import cache
+
+ROOT = Path(__file__).resolve().parents[1]
+OPTIONS: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 4, "occupancy": True}
+SCRIPT = f"""
+import json, emulator
+from emulator.compiled import kernel
+row = emulator.simulate('jsq', engine='compiled', **{OPTIONS!r})
+stats = kernel.simulate.stats
+print(json.dumps({{'row': {{k: repr(v) for k, v in row.items()}}, 'file': emulator.__file__,
+                  'hits': sum(stats.cache_hits.values()), 'misses': sum(stats.cache_misses.values())}}))
+"""
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 3])
+
+
+def _random_bytes(path: Path) -> None:
+    path.write_bytes(random.Random(1).randbytes(max(64, path.stat().st_size)))
+
+
+def _flip_a_bit(path: Path) -> None:
+    """One bit in the middle: most of a data file is machine code, which still unpickles."""
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+
+
+def _empty(path: Path) -> None:
+    path.write_bytes(b"")
+
+
+def _random_bytes_behind_the_manifest(path: Path) -> None:
+    """Damage the manifest cannot see (its digest rewritten to match): numba's own loading must cope."""
+    _random_bytes(path)
+    manifest = path.parent / cache.MANIFEST
+    lines = manifest.read_text().splitlines(keepends=True)
+    digest = cache._digest(path)
+    manifest.write_text("".join(f"{digest} {path.name}\n" if line.endswith(f" {path.name}\n") else line
+                                for line in lines))
+
+
+DAMAGE = {  # name: (file, how)
+    "nbc-truncated": ("data", _truncate),
+    "nbc-random-bytes": ("data", _random_bytes),
+    "nbc-bit-flipped": ("data", _flip_a_bit),
+    "nbi-empty": ("index", _empty),
+    "nbi-random-bytes": ("index", _random_bytes),
+    "manifest-random-bytes": ("manifest", _random_bytes),
+    "nbi-random-bytes-unseen": ("index", _random_bytes_behind_the_manifest),
+}
+
+
+def _target(folder: Path, kind: str) -> Path:
+    if kind == "manifest":
+        return folder / cache.MANIFEST
+    pattern = "kernel.simulate-*.nbi" if kind == "index" else "kernel.simulate-*.nbc"
+    found = sorted(folder.glob(pattern))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def _warm_cache() -> Path:
+    """The package's own cache folder, with the kernel compiled or loaded (so written and checked)."""
+    assert compiled.prepare()
+    (folder,) = cache.folders()
+    assert cache.intact(folder, cache.sources_digest())
+    return folder
+
+
+def _copy_cache(source: Path, folder: Path) -> None:
+    """The cache as the package wrote it (its file names hold no path, so it serves any copy)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for path in source.iterdir():
+        if path.name.endswith((".nbi", ".nbc")) or path.name == cache.MANIFEST:
+            shutil.copy2(path, folder / path.name)
+
+
+def _damage(folder: Path, name: str) -> None:
+    kind, damage = DAMAGE[name]
+    target = _target(folder, kind)
+    before = target.read_bytes()
+    damage(target)
+    assert target.read_bytes() != before
+
+
+@pytest.mark.parametrize("name", [name for name in DAMAGE if not name.endswith("-unseen")])
+def test_the_check_sees_every_kind_of_damage(tmp_path: Path, name: str) -> None:
+    sources = cache.sources_digest()
+    folder = tmp_path / "cache"
+    _copy_cache(_warm_cache(), folder)
+    assert cache.intact(folder, sources)
+    _damage(folder, name)
+    assert not cache.intact(folder, sources)
+
+
+def _start(copy: Path) -> subprocess.Popen[str]:
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}  # the copy's own cache
+    return subprocess.Popen([sys.executable, "-c", SCRIPT], cwd=copy, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _finish(process: subprocess.Popen[str], name: str) -> dict[str, Any]:
+    out, err = process.communicate(timeout=900)  # a hang guard: a compilation takes seconds
+    assert process.returncode == 0, f"{name}: {err[-3000:]}"
+    result: dict[str, Any] = json.loads(out.strip().splitlines()[-1])
+    return result
+
+
+END_TO_END = ("nbc-truncated", "nbi-random-bytes", "manifest-random-bytes", "nbi-random-bytes-unseen")
+
+
+@pytest.mark.slow
+def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path) -> None:
+    folder = _warm_cache()
+    expected = {key: repr(value) for key, value in emulator.simulate("jsq", engine="simpy", **OPTIONS).items()
+                if key not in ("wall_seconds", "engine")}
+    copies = {}
+    for name in END_TO_END:
+        copy = tmp_path / name
+        shutil.copytree(ROOT / "emulator", copy / "emulator", ignore=shutil.ignore_patterns("*.nb[ic]", "*.tmp.*"))
+        pycache = copy / "emulator" / "compiled" / "__pycache__"
+        _copy_cache(folder, pycache)
+        _damage(pycache, name)
+        copies[name] = copy
+
+    for run in ("damaged", "again"):
+        processes = {name: _start(copy) for name, copy in copies.items()}  # compile side by side
+        results = {name: _finish(process, name) for name, process in processes.items()}
+        for name, result in results.items():
+            assert result["file"] == str(copies[name] / "emulator" / "__init__.py")
+            row = result["row"]
+            assert row.pop("engine") == repr("compiled"), name
+            row.pop("wall_seconds")
+            assert row == expected, name
+            if run == "damaged":
+                assert result["misses"] == 1 and result["hits"] == 0, (name, result)  # not loaded: compiled
+            else:
+                assert result["hits"] == 1 and result["misses"] == 0, (name, result)  # the rewritten cache
