@@ -136,13 +136,37 @@ def _finish(process: subprocess.Popen[str], name: str) -> dict[str, Any]:
 
 
 END_TO_END = ("nbc-truncated", "nbi-random-bytes", "manifest-random-bytes", "nbi-random-bytes-unseen")
+BY_CLI = "manifest-random-bytes"  # this copy runs `lbemu run` on two workers instead of `simulate`
+RUN = {"name": "cache", "seed": 8, "replications": 2, "run": {"jobs": 3000, "warmup_jobs": 300, "engine": "compiled"},
+       "system": {"servers": 6}, "policies": [{"name": "jsq"}, {"name": "sqd", "d": 2}]}
+COMPILING = "lbemu: compiling the simulation kernel (once per installation, about"
+
+
+def _start_cli(copy: Path, out: Path) -> subprocess.Popen[str]:
+    env = {key: value for key, value in os.environ.items() if key != "NUMBA_CACHE_DIR"}
+    return subprocess.Popen([sys.executable, "-m", "emulator", "run", str(copy / "s.yaml"), "--out", str(out),
+                             "--workers", "2"], cwd=copy, env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _runs(out: Path) -> tuple[list[dict[str, Any]], set[str]]:
+    """runs.csv's rows (values by repr, less the engine and wall time) and the engines that ran them."""
+    import pandas as pd
+
+    frame = pd.read_csv(out / "runs.csv")
+    rows = frame.drop(columns=["wall_seconds", "engine"]).to_dict("records")
+    return [{key: repr(value) for key, value in row.items()} for row in rows], set(frame["engine"])
 
 
 @pytest.mark.slow
 def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path) -> None:
+    """Each copy compiles once, then loads; `lbemu run` compiles in the parent, saying so once, and not again."""
+    import yaml
+
     folder = _warm_cache()
     expected = {key: repr(value) for key, value in emulator.simulate("jsq", engine="simpy", **OPTIONS).items()
                 if key not in ("wall_seconds", "engine")}
+    emulator.run({**RUN, "run": {**RUN["run"], "engine": "simpy"}}, workers=1, out=tmp_path / "simpy")
     copies = {}
     for name in END_TO_END:
         copy = tmp_path / name
@@ -151,9 +175,13 @@ def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path)
         _copy_cache(folder, pycache)
         _damage(pycache, name)
         copies[name] = copy
+    (copies[BY_CLI] / "s.yaml").write_text(yaml.safe_dump(RUN))
 
     for run in ("damaged", "again"):
-        processes = {name: _start(copy) for name, copy in copies.items()}  # compile side by side
+        out = copies[BY_CLI] / run
+        processes = {name: _start_cli(copy, out) if name == BY_CLI else _start(copy)  # compile side by side
+                     for name, copy in copies.items()}
+        cli = processes.pop(BY_CLI)
         results = {name: _finish(process, name) for name, process in processes.items()}
         for name, result in results.items():
             assert result["file"] == str(copies[name] / "emulator" / "__init__.py")
@@ -165,3 +193,9 @@ def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path)
                 assert result["misses"] == 1 and result["hits"] == 0, (name, result)  # not loaded: compiled
             else:
                 assert result["hits"] == 1 and result["misses"] == 0, (name, result)  # the rewritten cache
+        _, stderr = cli.communicate(timeout=900)
+        assert cli.returncode == 0, stderr[-3000:]
+        said = [line for line in stderr.splitlines() if "compiling" in line]
+        assert said == ([f"{COMPILING} {compiled.COMPILE_SECONDS} s)"] if run == "damaged" else []), stderr[-3000:]
+        (rows, engines), (simpy_rows, _) = _runs(out), _runs(tmp_path / "simpy")
+        assert rows == simpy_rows and engines == {"compiled"}
