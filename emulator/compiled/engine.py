@@ -89,6 +89,8 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
+    if scenario.run.warmup_jobs + scenario.run.jobs >= 2**62:
+        return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
     # Known keys the kernel does not model yet: only their neutral values run compiled.
     if system.time != "continuous":
         return "slotted time"
@@ -200,7 +202,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_POLICY] = code
     P[S.P_N] = n
     P[S.P_D] = dispatchers
-    P[S.P_CAPACITY] = -1 if system.capacity is None else system.capacity
+    # The kernel's integers are int64; the SimPy engine takes any size. A value that cannot bind
+    # runs as one that cannot either: a server never holds more jobs than the run creates
+    # (``total``), and a dispatcher's list holds each of the N ids at most once.
+    total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
+    capacity = system.capacity
+    P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
     P[S.P_POOL] = system.discipline == "pool"
     P[S.P_WARMUP] = scenario.run.warmup_jobs
     P[S.P_JOBS] = scenario.run.jobs
@@ -208,13 +215,13 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_d] = -1 if d is None else d
     P[S.P_REPLACE] = bool(params.get("replace", False))
     P[S.P_PAIR] = code == S.SQD and d == 2 and not params["replace"]
-    P[S.P_THRESHOLD] = params.get("threshold", 0)
+    P[S.P_THRESHOLD] = min(params.get("threshold", 0), total + 1)  # every length is below either
     P[S.P_STRICT] = params.get("below") == "lt"
     P[S.P_REREPORT] = bool(params.get("rereport", False))
     P[S.P_RECHECK] = bool(params.get("recheck", False))
     P[S.P_RESET] = bool(params.get("reset", False))
     memory = params.get("memory")
-    P[S.P_MEMORY] = -1 if memory is None else memory
+    P[S.P_MEMORY] = -1 if memory is None or memory >= n else memory  # a full list already holds the id
     weighted = code == S.JBT and not alike  # JBTPolicy.weights
     P[S.P_WEIGHTED] = weighted
     P[S.P_OCCUPANCY] = scenario.run.occupancy
@@ -261,7 +268,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
     listing = code in (S.JIQ, S.JBT)
     jbt = code == S.JBT
-    threshold = np.full(n if jbt else 1, params.get("initial_threshold", 0), dtype=np.int64)
+    threshold = np.full(n if jbt else 1, min(params.get("initial_threshold", 0), total + 1), dtype=np.int64)
     listed = np.zeros(n if jbt else 1, dtype=np.int8)
     ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
     where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
