@@ -197,6 +197,39 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
 
 
+def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """JIQ and JBT-d with 200 dispatchers for 60 servers: the lists' pool runs out of room while the
+    policy is built, during a threshold update (reset: every list refills) and between events; the
+    kernel stops there for more and goes on, with the SimPy engine's rows."""
+    from emulator.compiled import kernel
+    from emulator.compiled import state as S
+
+    seen: set[str] = set()
+    simulate = kernel.simulate
+
+    def spy(*args: Any) -> int:
+        status = int(simulate(*args))
+        if status == S.NEED_LISTS:
+            iv = args[2]
+            seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
+        return status
+
+    monkeypatch.setattr(kernel, "simulate", spy)
+    many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
+    same_row({"policy": "jiq", **many})
+    same_row({"policy": "jbt", "d": 2, "period": 0.5, "reset": True, **many})
+    assert seen == {"construction", "update", "event"}
+
+
+def test_lists_take_memory_for_what_they_hold_not_dispatchers_times_servers() -> None:
+    """10,000 dispatchers for 10^5 servers: a dense list per dispatcher would take 16 GB."""
+    point = make_point({"name": "jiq"}, servers=100_000, dispatchers=10_000, jobs=1000)
+    lists = compiled_engine._Lists(100_000, 10_000, compiled_engine.np.zeros(64, dtype="int64"), True, True)
+    held = sum(a.nbytes for a in (lists.pool, lists.start, lists.cap, lists.count, lists.chain, lists.node_d,
+                                  lists.node_next))
+    assert held < 100 * point.servers + 100 * point.scenario.system.dispatchers  # bytes
+
+
 def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
     short = make_point({"name": "sqd", "d": 2}, servers=10, jobs=1000)
     assert choose_engine(short, short.policies[0]) == "simpy"

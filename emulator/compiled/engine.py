@@ -270,9 +270,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     jbt = code == S.JBT
     threshold = np.full(n if jbt else 1, min(params.get("initial_threshold", 0), total + 1), dtype=np.int64)
     listed = np.zeros(n if jbt else 1, dtype=np.int8)
-    ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
-    where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
-    count = np.zeros(dispatchers, dtype=np.int64)
+    lists = _Lists(n, dispatchers, iv, listing, chained=code == S.JIQ)
     weights = speeds
     k = max(2, d or 0, 1)
     choice = np.zeros(k, dtype=np.int64)
@@ -293,7 +291,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
                           heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,
-                          listed, ids, where, count, weights, choice, picked, values,
+                          listed, lists.pool, lists.start, lists.cap, lists.count, lists.chain,
+                          lists.node_d, lists.node_next, weights, choice, picked, values,
                           occupancy.count, occupancy.lengths, occupancy.totals)
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
             from . import cache
@@ -323,6 +322,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             iv[S.I_LEVEL_CAP] = len(bucket_size)
         elif status == S.NEED_OCCUPANCY:
             occupancy.grow()
+        elif status == S.NEED_LISTS:
+            lists.grow(iv)
         elif status == S.NEED_CHOICE:
             drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
             choice[:len(drawn)] = [int(x) for x in drawn]
@@ -391,6 +392,55 @@ class _Jobs:
             for a in (self.arrival, self.size, self.start, self.measured))
         self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
         iv[S.I_FREE] = old  # the list was empty
+
+
+class _Lists:
+    """The dispatchers' lists of JIQ and JBT-d (`core.id_add`), in memory proportional to the ids they hold.
+
+    SimPy keeps one `IdList` per dispatcher, as long as its contents; a dense array of
+    dispatchers x N slots would ask for 75 GiB at N = 10^6 and 10,000 dispatchers. Here
+    each list is a block of one pool (``pool``, from ``start`` with ``cap`` slots), JIQ's
+    membership a chain of nodes per server (``chain``, ``node_d``, ``node_next``, with a free
+    list). When the kernel may run out of room it returns NEED_LISTS and `grow` compacts
+    the pool (each block shrunk to at most twice its ids, and 4) into one at least half free
+    (as large as before, or twice what it holds), or adds nodes.
+    """
+
+    def __init__(self, servers: int, dispatchers: int, iv: np.ndarray, used: bool, chained: bool) -> None:
+        self.count = np.zeros(dispatchers, dtype=np.int64)
+        self.start = np.zeros(dispatchers, dtype=np.int64)
+        self.cap = np.zeros(dispatchers, dtype=np.int64)  # every list starts with no block: its first id moves it
+        self.pool = np.zeros(2 * servers + 64 if used else 1, dtype=np.int64)  # the first tokens or reports fit
+        self.chain = np.full(servers if chained else 1, -1, dtype=np.int64)
+        nodes = servers + 64 if chained else 1
+        self.node_d = np.zeros(nodes, dtype=np.int64)
+        self.node_next = np.append(np.arange(1, nodes, dtype=np.int64), np.int64(-1))
+        iv[S.I_POOL_END] = iv[S.I_MAXCAP] = iv[S.I_NODE_FREE] = 0  # (JBT-d: one node that is never taken)
+        iv[S.I_INIT] = iv[S.I_UPDATING] = -1
+
+    def grow(self, iv: np.ndarray) -> None:
+        if iv[S.I_NODE_FREE] < 0:  # no free node: as many again
+            old = len(self.node_d)
+            self.node_d = np.concatenate([self.node_d, np.zeros(old, dtype=np.int64)])
+            self.node_next = np.concatenate([self.node_next, np.arange(old + 1, 2 * old, dtype=np.int64),
+                                             [np.int64(-1)]])
+            iv[S.I_NODE_FREE] = old
+        need = max(4, 2 * int(iv[S.I_MAXCAP]))  # `core.list_room`: one list's block moves to the end
+        if len(self.pool) - int(iv[S.I_POOL_END]) >= need:
+            return
+        count = self.count
+        # Shrunk, never grown: the largest block is no larger, so the kernel needs no more room than now.
+        # A list keeps its smallest block (4 ids) once it had one: lists emptied by a reset fill again.
+        cap = np.minimum(self.cap, np.maximum(4, 2 * count))
+        start = np.cumsum(cap) - cap
+        used = int(cap.sum())
+        offset = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        # At least half of it free: the next compaction waits for as many slots of moved blocks.
+        pool = np.zeros(max(2 * (used + need), len(self.pool)), dtype=np.int64)
+        pool[np.repeat(start, count) + offset] = self.pool[np.repeat(self.start, count) + offset]
+        self.pool, self.start, self.cap = pool, start, cap
+        iv[S.I_POOL_END] = used
+        iv[S.I_MAXCAP] = int(cap.max())
 
 
 class _OccupancyArrays:
