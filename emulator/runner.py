@@ -73,10 +73,10 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     """The engine that runs ``policy`` at ``point``: ``simpy`` or ``compiled``.
 
     ``compiled`` runs where `emulator.compiled.supports` the scenario (same results,
-    seed for seed); ``auto`` also requires `compiled.AUTO_MIN_JOBS` jobs per
-    replication, so that a short run does not wait for the kernel to load. The
-    choice depends on the task alone (and on numba being usable on the machine),
-    never on the worker.
+    seed for seed); ``auto`` also requires the SimPy engine to need about a second or
+    more (`compiled.simpy_seconds`, a cost model of jobs and the policy's work per job),
+    so that a short run does not wait for the kernel to load. The choice depends on
+    the task alone (and on numba being usable on the machine), never on the worker.
     """
     wanted = point.scenario.run.engine
     if wanted == "simpy":
@@ -85,8 +85,7 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
 
     if compiled.supports(point, policy) is not None:
         return "simpy"
-    run = point.scenario.run
-    if wanted == "auto" and run.warmup_jobs + run.jobs < compiled.AUTO_MIN_JOBS:
+    if wanted == "auto" and compiled.simpy_seconds(point, policy) < compiled.AUTO_SECONDS:
         return "simpy"
     return "compiled" if compiled.available() else "simpy"
 

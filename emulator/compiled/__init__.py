@@ -10,6 +10,7 @@ Importing this package does not import numba; running does.
 
 from __future__ import annotations
 
-from .engine import AUTO_MIN_JOBS, COMPILE_SECONDS, COMPILED, available, prepare, record, run, supports
+from .engine import AUTO_SECONDS, COMPILE_SECONDS, COMPILED, available, prepare, record, run, simpy_seconds, supports
 
-__all__ = ["AUTO_MIN_JOBS", "COMPILED", "COMPILE_SECONDS", "available", "prepare", "record", "run", "supports"]
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "prepare", "record", "run", "simpy_seconds",
+           "supports"]

@@ -37,13 +37,68 @@ from . import state as S
 COMPILED: frozenset[str] = frozenset(S.POLICY_CODES)
 """The policies with a compiled version."""
 
-AUTO_MIN_JOBS = 200_000
-"""``run.engine: auto`` runs a replication of fewer jobs (warm-up included) on SimPy.
+AUTO_SECONDS = 1.0
+"""``run.engine: auto`` runs a replication on the compiled engine when SimPy would take this long or more.
 
-Loading the compiled kernel costs about 0.6 s per process (and compiling it, once
-per machine, about 15 s); SimPy runs 200,000 jobs in about a second (4 us per job),
-the compiled engine in a few hundredths.
+See `simpy_seconds`: above a second of SimPy, the compiled engine (at most 0.3 of
+SimPy's time per job in every case measured) makes up for loading its kernel
+(0.5-0.8 s per process; compiling it, once per installation, about `COMPILE_SECONDS`).
 """
+
+
+def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
+    """The SimPy engine's CPU seconds for one replication of ``policy`` at ``point``, estimated.
+
+    The cost model of ``run.engine: auto`` (zero latency, the only case the compiled
+    engine runs): (warm-up + jobs) x microseconds per job, with
+
+        4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
+
+    Servers sampled per job: d for SQ(d) and the threshold policy (at most d probes),
+    d for JIQ-SQ(d) (per idle token, at most one per job), N / (period x arrival rate)
+    for JBT-d (the N threshold messages of each update, per job); none for Random,
+    round robin and JSQ, whose 2N messages SimPy counts without sending them and whose
+    shortest queue it keeps in an O(1) index (`policies.jsq.LengthIndex`). The N term is
+    the machine's caches: past about a thousand servers, SimPy's objects outgrow them.
+
+    Measured (CPU time per job, load 0.9, 2 shared cores; SimPy / compiled, in us):
+
+    ====================  =====  ========  ========================  ======  ========
+    case                  SimPy  compiled  case                      SimPy   compiled
+    ====================  =====  ========  ========================  ======  ========
+    Random N=100          4.0    0.17      SQ(3) N=1,000             8.7     0.29
+    Random N=10^4         13.1             SQ(10) N=1,000            12.3    0.40
+    Random N=10^5         21.8             SQ(32) N=1,000            19.8    0.74
+    round robin N=100     4.1    0.16      SQ(100) N=1,000           48.4    3.2
+    JSQ N=10              4.7    0.13      SQ(219) N=1,000 pools     101     12.3
+    JSQ N=1,000           6.5    0.32      SQ(922) N=10^4 pools      550     162
+    JSQ N=3,000           9.4              threshold d=3 N=100       7.5     0.21
+    JSQ N=10^4            17.9   0.33      threshold d=30 N=1,000    26.3    0.59
+    JSQ N=10^4 pools      17.6             JIQ N=100                 5.2     0.19
+    JSQ N=10^5            35.8             JIQ N=1,000               7.4     0.25
+    SQ(2) N=100           4.5    0.18      JIQ-SQ(2) 10 dispatchers  6.9     0.22
+    SQ(2) N=10^4          12.6             JBT-2 N=100 period 5      6.7     0.22
+    SQ(2) N=10^5          30.6             JBT-10 N=1,000 period 1   7.5     0.29
+    JSQ N=100 occupancy   6.1    0.20      SQ(100) N=1,000 occupancy 51.2    3.3
+    ====================  =====  ========  ========================  ======  ========
+
+    The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
+    more than it says); it only has to tell a run of a fraction of a second from one of
+    seconds. It grows with the jobs, so a shorter run is never moved to the slower engine.
+    """
+    run = point.scenario.run
+    n = point.servers
+    params = policy.params
+    samples = 0.0
+    if policy.name in ("sqd", "threshold"):
+        samples = params["d"]
+    elif policy.name == "jiq" and params["d"] is not None and point.scenario.system.dispatchers > 1:
+        samples = params["d"]
+    elif policy.name == "jbt" and point.rate > 0:
+        samples = n / (params["period"] * point.rate)
+    us = 4.0 + 0.5 * samples + 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
+    return (run.warmup_jobs + run.jobs) * us * 1e-6
+
 
 CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
 
