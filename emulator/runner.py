@@ -7,9 +7,10 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,7 +126,8 @@ def execute(todo: list[Task], workers: int | None = None, executor: Executor | N
     pool = executor or ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_started)
     lost = 0
     try:
-        futures = {pool.submit(_guarded, task): task for task in todo}
+        with _ctrl_c_held(own):
+            futures = {pool.submit(_guarded, task): task for task in todo}
         for future in as_completed(futures):
             try:
                 row, error = future.result()
@@ -145,6 +147,24 @@ def execute(todo: list[Task], workers: int | None = None, executor: Executor | N
                        f"{len(todo)} task(s) did not finish")
 
 
+@contextmanager
+def _ctrl_c_held(held: bool) -> Iterator[None]:
+    """Hold back Ctrl-C (SIGINT) in this thread while the local pool starts its workers.
+
+    Forked workers inherit the signal mask: held, a Ctrl-C cannot reach one before its
+    initializer ignores it (it would print a traceback of its own), and the parent gets
+    it as soon as the workers are started, not never.
+    """
+    hold = held and hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if hold:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if hold:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _worker_started() -> None:
     """Set up a local worker process: Ctrl-C is the parent's to handle, and the parent's death ends it.
 
@@ -155,6 +175,8 @@ def _worker_started() -> None:
     sees it: the process that started it, which is a fork server under some start methods.)
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # held back while the parent forked it (`_ctrl_c_held`): ignored now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parent = os.getppid()
 
     def watch() -> None:
