@@ -190,8 +190,9 @@ def shortest(values: np.ndarray, k: int, rng: tuple, ubuf: np.ndarray,
 # that may add an id, the kernel checks `list_room` and otherwise returns NEED_LISTS, so
 # the engine compacts or grows the arrays at a point where the kernel can go on.
 # JIQ keeps an id at most once per list (IdList.add), and one server can be in several
-# lists: its chain of nodes (chain[sid], then node_next) names them (node_d). JBT-d needs
-# no chain: a server is in at most one list, exactly while its `listed` flag is set.
+# lists: its chain of nodes (chain[sid], then node_next) names them (node_d). JBT-d, and
+# JIQ with one dispatcher, need no chain: a server is in at most one list, exactly while
+# its `listed` flag is set.
 # Positions are never read (IdList's ``where`` answers membership only), so none are kept.
 
 

@@ -324,8 +324,9 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     listing = code in (S.JIQ, S.JBT)
     jbt = code == S.JBT
     threshold = np.full(n if jbt else 1, min(params.get("initial_threshold", 0), total + 1), dtype=np.int64)
-    listed = np.zeros(n if jbt else 1, dtype=np.int8)
-    lists = _Lists(n, dispatchers, iv, listing, chained=code == S.JIQ)
+    one_list = code == S.JIQ and dispatchers == 1  # a flag per server says whether it is in the list
+    listed = np.zeros(n if jbt or one_list else 1, dtype=np.int8)
+    lists = _Lists(n, dispatchers, iv, listing, chained=code == S.JIQ and not one_list)
     weights = speeds
     k = max(2, d or 0, 1)
     choice = np.zeros(k, dtype=np.int64)

@@ -198,22 +198,21 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
+    # -- steps that stopped for list room (NEED_LISTS) go on first ----------------------
+    if iv[I_INIT] >= 0:
+        # Policy constructors (JIQ's tokens, JBT-d's checks), then the processes' first
+        # steps in creation order: servers (idle), JBT-d's timer, the source (its first gap).
+        if not initialise(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count,
+                          chain, node_d, node_next, choice, picked, values):
+            return NEED_LISTS
+        if policy == JBT:
+            push(heap, iv, 0.0 + Q[Q_PERIOD], UPDATE)
+        iv[I_SRC] = 2
+    if iv[I_UPDATING] >= 0:  # a JBT-d update reaches the rest of the servers, then its timer waits again
+        if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count):
+            return NEED_LISTS
+        push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], UPDATE)
     while True:
-        # -- steps that may stop for list room (NEED_LISTS) and go on at the next call ------
-        if iv[I_INIT] >= 0:
-            # Policy constructors (JIQ's tokens, JBT-d's checks), then the processes' first
-            # steps in creation order: servers (idle), JBT-d's timer, the source (its first gap).
-            if not initialise(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count,
-                              chain, node_d, node_next, choice, picked, values):
-                return NEED_LISTS
-            if policy == JBT:
-                push(heap, iv, 0.0 + Q[Q_PERIOD], UPDATE)
-            iv[I_SRC] = 2
-        if iv[I_UPDATING] >= 0:  # a JBT-d update reaches the servers, then its timer waits again
-            if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart,
-                                      lcap, count):
-                return NEED_LISTS
-            push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], UPDATE)
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2:
             if iv[I_SRC] == 1:
@@ -360,5 +359,9 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     j_start[following] = now
                     push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
                          SERVICE_END + 4 * sid)
-        else:  # the servers learn the new threshold at the top of the loop (`jbt_update_servers`)
+        else:  # a threshold update: dispatcher 0's sample, then the servers learn it one by one
             jbt_update(P, counts, length, rng, ubuf, iv, count, choice, picked)
+            if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap,
+                                      count):
+                return NEED_LISTS  # it goes on at the next call, before anything else
+            push(heap, iv, now + Q[Q_PERIOD], UPDATE)

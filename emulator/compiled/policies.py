@@ -178,7 +178,7 @@ def list_dispatch(P: np.ndarray, Q: np.ndarray, rng: tuple, ubuf: np.ndarray,
                   count: np.ndarray, chain: np.ndarray, node_d: np.ndarray, node_next: np.ndarray,
                   weights: np.ndarray) -> tuple[int, bool]:
     listed = count[dispatcher]
-    chained = P[P_POLICY] == JIQ
+    chained = P[P_POLICY] == JIQ and P[P_D] > 1  # else the caller clears the `listed` flag (`on_arrive`)
     if listed > 0:
         if not P[P_WEIGHTED]:
             i = int(uniform(rng, ubuf, iv) * listed)
@@ -196,10 +196,14 @@ def list_dispatch(P: np.ndarray, Q: np.ndarray, rng: tuple, ubuf: np.ndarray,
 
 @njit(cache=True, inline="always")
 def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray,
-              lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray, chain: np.ndarray,
-              node_d: np.ndarray, node_next: np.ndarray, choice: np.ndarray, picked: np.ndarray,
-              values: np.ndarray, sid: int) -> None:
-    """`JIQPolicy._send_token` and `_token`."""
+              listed: np.ndarray, lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray,
+              chain: np.ndarray, node_d: np.ndarray, node_next: np.ndarray, choice: np.ndarray,
+              picked: np.ndarray, values: np.ndarray, sid: int) -> None:
+    """`JIQPolicy._send_token` and `_token`.
+
+    With one dispatcher an id is in its one list or in none: the ``listed`` flag says
+    which, as for JBT-d, and no chain is kept (`core.id_add`).
+    """
     dispatchers = P[P_D]
     d = P[P_d]
     if d < 0 or dispatchers == 1:
@@ -213,7 +217,11 @@ def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, i
     counts[P[P_IDLE]] += 1
     memory = P[P_MEMORY]
     if memory < 0 or count[target] < memory:
-        id_add(lists, lstart, lcap, count, chain, node_d, node_next, iv, True, target, sid)
+        if dispatchers > 1:
+            id_add(lists, lstart, lcap, count, chain, node_d, node_next, iv, True, target, sid)
+        elif not listed[sid]:
+            listed[sid] = 1
+            id_add(lists, lstart, lcap, count, count, count, count, iv, False, target, sid)
 
 
 # -- JBT-d -----------------------------------------------------------------------------------------
@@ -315,6 +323,9 @@ def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
     if policy == JSQ:
         if not blocked:
             jsq_arrived(length, iv, buckets, size, position, sid)
+    elif policy == JIQ:
+        if via_list and P[P_D] == 1:  # taken from the one list (`jiq_token`)
+            listed[sid] = 0
     elif policy == JBT:
         if via_list:
             listed[sid] = 0
@@ -335,7 +346,7 @@ def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
         jsq_departed(length, iv, buckets, size, position, sid)
     elif policy == JIQ:
         if length[sid] == 0:
-            jiq_token(P, counts, rng, ubuf, iv, lists, lstart, lcap, count, chain, node_d, node_next,
+            jiq_token(P, counts, rng, ubuf, iv, listed, lists, lstart, lcap, count, chain, node_d, node_next,
                       choice, picked, values, sid)
     elif policy == JBT:
         jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count, sid)
@@ -355,7 +366,7 @@ def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple
             if not list_room(iv, lists):
                 iv[I_INIT] = sid
                 return False
-            jiq_token(P, counts, rng, ubuf, iv, lists, lstart, lcap, count, chain, node_d, node_next,
+            jiq_token(P, counts, rng, ubuf, iv, listed, lists, lstart, lcap, count, chain, node_d, node_next,
                       choice, picked, values, sid)
         elif policy == JBT:
             if not list_room(iv, lists):
