@@ -157,8 +157,8 @@ def wait_for_workers(process: subprocess.Popen[str], count: int) -> list[int]:
     """The parent's ``count`` worker processes, once each has started (ignores Ctrl-C: its initializer ran)."""
     deadline = time.monotonic() + HANG
     while time.monotonic() < deadline and process.poll() is None:
-        workers = children(process.pid)
-        if len(workers) == count and all(ignores_ctrl_c(pid) for pid in workers):
+        workers = [pid for pid in children(process.pid) if ignores_ctrl_c(pid)]  # not a helper process
+        if len(workers) == count:
             return workers
         time.sleep(0.05)
     raise AssertionError(f"the workers did not start (exit status {process.poll()})")
