@@ -63,6 +63,13 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_big": {"policy": "jsq", "servers": 200},
     "jbt_reset": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True},
     "jbt_reset_d3": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True, "dispatchers": 3, "occupancy": True},
+    # Integers beyond int64 (the kernel's), which bind no more than any value above the run's jobs.
+    "capacity_2_63": {"policy": "sqd", "d": 2, "capacity": 2**63},
+    "pool_capacity_2_70": {"policy": "jsq", "discipline": "pool", "capacity": 2**70, "occupancy": True},
+    "threshold_2_63": {"policy": "threshold", "d": 3, "threshold": 2**63},
+    "jiq_memory_2_63": {"policy": "jiq", "memory": 2**63, "dispatchers": 3},
+    "jbt_initial_threshold_2_63": {"policy": "jbt", "d": 2, "period": 5.0, "initial_threshold": 2**63 + 1},
+    "capacity_at_jobs": {"policy": "jsq", "capacity": 11000, "load": 0.99},  # the run's 11,000 jobs
     "jsq_speeds_drawn": {"policy": "jsq", "speeds": {"kind": "erlang", "k": 2}, "occupancy": True},
     "jbt_speeds_drawn": {"policy": "jbt", "d": 2, "period": 5.0, "speeds": {"kind": "lognormal", "scv": 0.5},
                          "dispatchers": 2, "dispatcher_shares": [0.7, 0.3]},

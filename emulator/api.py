@@ -167,11 +167,14 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     wanted = {(point.index, policy.label): scenario.replications
               for point in points for policy in point.policies}
     bars = _Bars(progress, scenario.name)
+    kernel_ready = False
     try:
         while True:
             todo = [make_task(scenario, point, policy, rep) for point in points for policy in point.policies
                     for rep in range(wanted[point.index, policy.label])
                     if (point.index, policy.label, rep) not in rows]
+            if executor is None and not kernel_ready:  # Dask workers load their own
+                kernel_ready = _load_kernel(todo, announce=progress)
             bars.start(len(todo))
             # closing: an interrupt here stops the workers now, not when the generator is collected.
             with closing(execute(todo, workers=workers, executor=executor, progress=bars.jobs(todo))) as outcomes:
@@ -205,6 +208,30 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
 
         write_results(Path(out), results)
     return results
+
+
+def _load_kernel(todo: list[Task], announce: bool) -> bool:
+    """Load the compiled kernel here, once, if a task will run on it; return whether it did.
+
+    Then the local workers share it (forked ones inherit it, the others load the cache
+    this process wrote) instead of each compiling it at the same time on a first use.
+    With ``announce``, one line on stderr says so when the kernel has to be compiled
+    (not when it loads from the cache), before the progress bars start.
+    """
+    import sys
+
+    from .runner import choose_engine
+
+    cases = {(task.point.index, task.policy.label): task for task in todo}.values()
+    if not any(choose_engine(task.point, task.policy) == "compiled" for task in cases):
+        return False
+    from . import compiled
+
+    def say() -> None:
+        print(f"lbemu: compiling the simulation kernel (once per installation, about "
+              f"{compiled.COMPILE_SECONDS} s)", file=sys.stderr, flush=True)
+
+    return compiled.prepare(announce=say if announce else None)
 
 
 def _identity(scenario: Scenario) -> dict[str, Any]:

@@ -7,9 +7,10 @@ import signal
 import threading
 import time
 import traceback
-from collections.abc import Generator
+from collections.abc import Generator, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -73,10 +74,10 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     """The engine that runs ``policy`` at ``point``: ``simpy`` or ``compiled``.
 
     ``compiled`` runs where `emulator.compiled.supports` the scenario (same results,
-    seed for seed); ``auto`` also requires `compiled.AUTO_MIN_JOBS` jobs per
-    replication, so that a short run does not wait for the kernel to load. The
-    choice depends on the task alone (and on numba being usable on the machine),
-    never on the worker.
+    seed for seed); ``auto`` also requires the SimPy engine to need about a second or
+    more (`compiled.simpy_seconds`, a cost model of jobs and the policy's work per job),
+    so that a short run does not wait for the kernel to load. The choice depends on
+    the task alone (and on numba being usable on the machine), never on the worker.
     """
     wanted = point.scenario.run.engine
     if wanted == "simpy":
@@ -85,8 +86,7 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
 
     if compiled.supports(point, policy) is not None:
         return "simpy"
-    run = point.scenario.run
-    if wanted == "auto" and run.warmup_jobs + run.jobs < compiled.AUTO_MIN_JOBS:
+    if wanted == "auto" and compiled.simpy_seconds(point, policy) < compiled.AUTO_SECONDS:
         return "simpy"
     return "compiled" if compiled.available() else "simpy"
 
@@ -126,7 +126,8 @@ def execute(todo: list[Task], workers: int | None = None, executor: Executor | N
     pool = executor or ProcessPoolExecutor(max_workers=min(workers, len(todo)), initializer=_worker_started)
     lost = 0
     try:
-        futures = {pool.submit(_guarded, task): task for task in todo}
+        with _ctrl_c_held(own):
+            futures = {pool.submit(_guarded, task): task for task in todo}
         for future in as_completed(futures):
             try:
                 row, error = future.result()
@@ -146,6 +147,24 @@ def execute(todo: list[Task], workers: int | None = None, executor: Executor | N
                        f"{len(todo)} task(s) did not finish")
 
 
+@contextmanager
+def _ctrl_c_held(held: bool) -> Iterator[None]:
+    """Hold back Ctrl-C (SIGINT) in this thread while the local pool starts its workers.
+
+    Forked workers inherit the signal mask: held, a Ctrl-C cannot reach one before its
+    initializer ignores it (it would print a traceback of its own), and the parent gets
+    it as soon as the workers are started, not never.
+    """
+    hold = held and hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    if hold:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if hold:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 def _worker_started() -> None:
     """Set up a local worker process: Ctrl-C is the parent's to handle, and the parent's death ends it.
 
@@ -156,6 +175,8 @@ def _worker_started() -> None:
     sees it: the process that started it, which is a fork server under some start methods.)
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):  # held back while the parent forked it (`_ctrl_c_held`): ignored now
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
     parent = os.getppid()
 
     def watch() -> None:

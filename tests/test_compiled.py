@@ -197,15 +197,80 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
 
 
+def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPatch) -> None:
+    """JIQ and JBT-d with 200 dispatchers for 60 servers: the lists' pool runs out of room while the
+    policy is built, during a threshold update (reset: every list refills) and between events; the
+    kernel stops there for more and goes on, with the SimPy engine's rows."""
+    from emulator.compiled import kernel
+    from emulator.compiled import state as S
+
+    seen: set[str] = set()
+    simulate = kernel.simulate
+
+    def spy(*args: Any) -> int:
+        status = int(simulate(*args))
+        if status == S.NEED_LISTS:
+            iv = args[2]
+            seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
+        return status
+
+    monkeypatch.setattr(kernel, "simulate", spy)
+    many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
+    same_row({"policy": "jiq", **many})
+    same_row({"policy": "jbt", "d": 2, "period": 0.5, "reset": True, **many})
+    assert seen == {"construction", "update", "event"}
+
+
+def test_lists_take_memory_for_what_they_hold_not_dispatchers_times_servers() -> None:
+    """10,000 dispatchers for 10^5 servers: a dense list per dispatcher would take 16 GB."""
+    point = make_point({"name": "jiq"}, servers=100_000, dispatchers=10_000, jobs=1000)
+    lists = compiled_engine._Lists(100_000, 10_000, compiled_engine.np.zeros(64, dtype="int64"), True, True)
+    held = sum(a.nbytes for a in (lists.pool, lists.start, lists.cap, lists.count, lists.chain, lists.node_d,
+                                  lists.node_next))
+    assert held < 100 * point.servers + 100 * point.scenario.system.dispatchers  # bytes
+
+
 def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
     short = make_point({"name": "sqd", "d": 2}, servers=10, jobs=1000)
     assert choose_engine(short, short.policies[0]) == "simpy"
-    long = make_point({"name": "sqd", "d": 2}, servers=10, jobs=compiled.AUTO_MIN_JOBS)
+    long = make_point({"name": "sqd", "d": 2}, servers=10, jobs=300_000)  # 1.5 s of SimPy at 5 us per job
     assert choose_engine(long, long.policies[0]) == "compiled"
-    latency = make_point({"name": "sqd", "d": 2}, servers=10, jobs=compiled.AUTO_MIN_JOBS, latency=0.1)
+    latency = make_point({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
     assert choose_engine(latency, latency.policies[0]) == "simpy"
     row = run_task(Task(short, short.policies[0], 0, 3))
     assert row["engine"] == "simpy"
+
+
+def test_auto_weighs_what_a_job_costs_and_a_shorter_run_never_moves_to_simpy_where_it_is_slower() -> None:
+    """30,000 jobs of SQ(100): 3 million samples, seconds of SimPy; the same jobs of Random are a tenth."""
+    def point(policy: dict[str, Any], jobs: int, **options: Any) -> Any:
+        return make_point(policy, servers=1000, jobs=jobs, load=0.9, **options)
+
+    costly = point({"name": "sqd", "d": 100}, 30_000)
+    cheap = point({"name": "random"}, 30_000)
+    assert compiled.simpy_seconds(costly, costly.policies[0]) > 10 * compiled.simpy_seconds(cheap, cheap.policies[0])
+    assert choose_engine(costly, costly.policies[0]) == "compiled"
+    assert choose_engine(cheap, cheap.policies[0]) == "simpy"
+    for policy in ({"name": "sqd", "d": 2}, {"name": "sqd", "d": 30}, {"name": "jsq"}, {"name": "threshold", "d": 5},
+                   {"name": "jiq", "d": 2}, {"name": "jbt", "d": 2, "period": 0.1}):
+        engines = [choose_engine(p, p.policies[0]) for p in
+                   (point(policy, jobs, dispatchers=3) for jobs in (1000, 10_000, 100_000, 1_000_000, 10_000_000))]
+        assert engines == sorted(engines, reverse=True), (policy, engines)  # simpy..., then compiled...
+        assert engines[0] == "simpy" and engines[-1] == "compiled", (policy, engines)
+
+
+def test_the_short_pool_scenario_runs_its_costly_policies_compiled() -> None:
+    """power_of_d_pools with 3,000 measured jobs (103,000 with warm-up): JSQ(√N log N) at N = 10,000 samples
+    922 pools per job, about 95 million samples, minutes of SimPy; its N = 100 points are a fraction of a second."""
+    from emulator.config import load_scenario
+
+    scenario = load_scenario(ROOT / "scenarios" / "power_of_d_pools.yaml").with_overrides(
+        {"run.jobs": 3000, "replications": 1})
+    chosen = {(point.servers, policy.label): choose_engine(point, policy)
+              for point in scenario.points() for policy in point.policies}
+    assert chosen[10_000, "JSQ(√N log N)"] == "compiled"
+    assert chosen[100, "JSQ"] == "simpy"
+    assert all(engine == "compiled" for (n, _), engine in chosen.items() if n == 10_000)
 
 
 def test_the_cli_lists_the_compiled_policies(capsys: pytest.CaptureFixture[str]) -> None:

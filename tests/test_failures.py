@@ -118,8 +118,12 @@ def test_no_results_folder_before_validation(spec: Path, tmp_path: Path, options
 
 # -- worker processes -----------------------------------------------------------------------
 # Real processes, signals and a results folder, as a user meets them. Point 0 has short tasks,
-# point 1 long ones, so that the first stored task marks a moment when the pool is busy.
+# point 1 long ones, so that the first stored task marks a moment when the pool is busy. The tests
+# wait for states (tasks stored, workers started), never for a time: their timeouts only guard
+# against a hang, and are far longer than anything needs on a loaded machine.
 PYTHON = [sys.executable, "-m", "emulator"]
+HANG = 300  # seconds: a hang guard, not a deadline
+ENDLESS = 10**9  # jobs: a task no test could wait for (hours), so that only a stop ends it
 
 
 def workers_scenario(folder: Path, long_jobs: int, replications: int) -> Path:
@@ -138,7 +142,7 @@ def start(spec: Path, out: Path, workers: int) -> subprocess.Popen[str]:
 
 
 def wait_for_stored(out: Path, process: subprocess.Popen[str], at_least: int = 1) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG
     while time.monotonic() < deadline and process.poll() is None:
         try:
             if stored(out) >= at_least:
@@ -146,7 +150,27 @@ def wait_for_stored(out: Path, process: subprocess.Popen[str], at_least: int = 1
         except sqlite3.Error:  # not created yet
             pass
         time.sleep(0.05)
-    raise AssertionError("no task was stored in time")
+    raise AssertionError(f"no task was stored (exit status {process.poll()})")
+
+
+def wait_for_workers(process: subprocess.Popen[str], count: int) -> list[int]:
+    """The parent's ``count`` worker processes, once each has started (ignores Ctrl-C: its initializer ran)."""
+    deadline = time.monotonic() + HANG
+    while time.monotonic() < deadline and process.poll() is None:
+        workers = [pid for pid in children(process.pid) if ignores_ctrl_c(pid)]  # not a helper process
+        if len(workers) == count:
+            return workers
+        time.sleep(0.05)
+    raise AssertionError(f"the workers did not start (exit status {process.poll()})")
+
+
+def ignores_ctrl_c(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    ignored = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
+    return bool(ignored >> (signal.SIGINT - 1) & 1)
 
 
 def children(pid: int) -> list[int]:
@@ -189,13 +213,13 @@ def test_a_killed_worker_is_one_line_and_a_rerun_resumes(tmp_path: Path) -> None
     process = start(spec, out, workers=2)
     wait_for_stored(out, process)
     os.kill(children(process.pid)[0], signal.SIGKILL)  # as the out-of-memory killer would
-    _, stderr = process.communicate(timeout=120)
+    _, stderr = process.communicate(timeout=HANG)
     one_line(process.returncode, 1, stderr, "a worker process died")
     assert "did not finish; the finished tasks are stored in" in stderr
     before = rows_of(out)
     assert 1 <= len(before) < 6
     again = subprocess.run([*PYTHON, "run", str(spec), "--out", str(out), "--workers", "2", "--quiet"],
-                           capture_output=True, text=True, timeout=300)
+                           capture_output=True, text=True, timeout=HANG)
     assert again.returncode == 0, again.stderr
     after = rows_of(out)
     assert len(after) == 6 and all(after[key] == row for key, row in before.items())  # resumed, not redone
@@ -205,15 +229,19 @@ def test_a_killed_worker_is_one_line_and_a_rerun_resumes(tmp_path: Path) -> None
 @needs_proc
 @pytest.mark.slow
 def test_ctrl_c_with_workers_is_one_line_and_keeps_the_finished_tasks(tmp_path: Path) -> None:
-    # 2 short and 2 long tasks on 4 workers: after the short ones, two workers are idle. Ctrl-C
-    # reaches the whole process group, as in a terminal.
-    spec, out = workers_scenario(tmp_path, long_jobs=5_000_000, replications=2), tmp_path / "out"
+    # 2 short and 2 endless tasks on 4 workers: after the short ones, two workers are idle and two
+    # run for hours, so the run ends only if Ctrl-C stops them. Ctrl-C reaches the whole process
+    # group, as in a terminal.
+    spec, out = workers_scenario(tmp_path, long_jobs=ENDLESS, replications=2), tmp_path / "out"
     process = start(spec, out, workers=4)
+    workers = wait_for_workers(process, 4)
     wait_for_stored(out, process, at_least=2)
-    workers = children(process.pid)
     finished = rows_of(out)
     os.killpg(process.pid, signal.SIGINT)
-    _, stderr = process.communicate(timeout=30)  # the long tasks are stopped, not awaited
+    try:
+        _, stderr = process.communicate(timeout=HANG)  # the endless tasks are stopped, not awaited
+    finally:
+        kill_all([process.pid, *workers])
     assert process.returncode == 130
     assert stderr.strip().splitlines() == [
         f"lbemu: interrupted; finished tasks are stored in {out}: run the same command to resume"], stderr
@@ -224,17 +252,25 @@ def test_ctrl_c_with_workers_is_one_line_and_keeps_the_finished_tasks(tmp_path: 
 @needs_proc
 @pytest.mark.slow
 def test_workers_end_when_their_parent_is_killed(tmp_path: Path) -> None:
-    spec, out = workers_scenario(tmp_path, long_jobs=5_000_000, replications=1), tmp_path / "out"
+    spec, out = workers_scenario(tmp_path, long_jobs=ENDLESS, replications=1), tmp_path / "out"
     process = start(spec, out, workers=2)
+    workers = wait_for_workers(process, 2)
     wait_for_stored(out, process)
-    workers = children(process.pid)
-    assert workers
     os.kill(process.pid, signal.SIGKILL)  # only the parent
     process.wait()
-    deadline = time.monotonic() + 10  # the watchdog looks every second
+    deadline = time.monotonic() + HANG  # the watchdog looks every second
     while time.monotonic() < deadline and any(alive(pid) for pid in workers):
         time.sleep(0.1)
     left = [pid for pid in workers if alive(pid)]
-    for pid in left:  # do not leave them behind if the test fails
-        os.kill(pid, signal.SIGKILL)
+    kill_all(left)  # do not leave them behind if the test fails
     assert not left
+
+
+def kill_all(pids: list[int]) -> None:
+    """End what a failed test would leave behind (each by its own id)."""
+    for pid in pids:
+        if alive(pid):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass

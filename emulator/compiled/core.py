@@ -14,7 +14,7 @@ from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .state import I_CHOICE, I_EID, I_HEAP, I_UPOS
+from .state import I_CHOICE, I_EID, I_HEAP, I_MAXCAP, I_NODE_FREE, I_POOL_END, I_UPOS
 
 BATCH = 4096  # emulator.streams.BATCH (checked by the engine)
 
@@ -183,30 +183,86 @@ def shortest(values: np.ndarray, k: int, rng: tuple, ubuf: np.ndarray,
     return best
 
 
-# -- IdList: row ``d`` of ``ids``/``where`` is dispatcher d's list ----------------------
+# -- IdList: the dispatchers' lists, in memory proportional to the ids they hold ------------
+# List d holds count[d] server ids in lists[lstart[d]:lstart[d] + count[d]], a block of
+# lcap[d] slots of one pool; a full block moves to the pool's end with twice the room
+# (the old one is left as garbage until the engine compacts the pool). Before any step
+# that may add an id, the kernel checks `list_room` and otherwise returns NEED_LISTS, so
+# the engine compacts or grows the arrays at a point where the kernel can go on.
+# JIQ keeps an id at most once per list (IdList.add), and one server can be in several
+# lists: its chain of nodes (chain[sid], then node_next) names them (node_d). JBT-d, and
+# JIQ with one dispatcher, need no chain: a server is in at most one list, exactly while
+# its `listed` flag is set.
+# Positions are never read (IdList's ``where`` answers membership only), so none are kept.
+
 
 @njit(cache=True, inline="always")
-def id_add(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, sid: int) -> None:
-    if where[d, sid] < 0:
-        where[d, sid] = count[d]
-        ids[d, count[d]] = sid
-        count[d] += 1
+def list_room(iv: np.ndarray, lists: np.ndarray) -> bool:
+    """Whether one more id fits, whichever list it joins: room for that list's block to move, and a node."""
+    return len(lists) - iv[I_POOL_END] >= max(4, 2 * iv[I_MAXCAP]) and iv[I_NODE_FREE] >= 0
+
+
+@njit(cache=True)  # rare (a block fills up): not inlined
+def _move_list(lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, iv: np.ndarray, d: int, c: int) -> None:
+    room = max(4, 2 * lcap[d])
+    to = iv[I_POOL_END]
+    at = lstart[d]
+    for j in range(c):
+        lists[to + j] = lists[at + j]
+    lstart[d] = to
+    lcap[d] = room
+    iv[I_POOL_END] = to + room
+    if room > iv[I_MAXCAP]:
+        iv[I_MAXCAP] = room
 
 
 @njit(cache=True, inline="always")
-def id_take(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int, i: int) -> int:
-    sid = ids[d, i]
-    last = ids[d, count[d] - 1]
-    count[d] -= 1
-    if last != sid:
-        ids[d, i] = last
-        where[d, last] = i
-    where[d, sid] = -1
+def id_add(lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray, chain: np.ndarray,
+           node_d: np.ndarray, node_next: np.ndarray, iv: np.ndarray, chained: bool, d: int, sid: int) -> None:
+    """`IdList.add` on list ``d``; ``chained`` (JIQ) keeps the id once, else the caller knows it is not listed."""
+    if chained:
+        node = chain[sid]
+        while node >= 0:
+            if node_d[node] == d:
+                return
+            node = node_next[node]
+        node = iv[I_NODE_FREE]
+        iv[I_NODE_FREE] = node_next[node]
+        node_d[node] = d
+        node_next[node] = chain[sid]
+        chain[sid] = node
+    c = count[d]
+    if c == lcap[d]:
+        _move_list(lists, lstart, lcap, iv, d, c)
+    lists[lstart[d] + c] = sid
+    count[d] = c + 1
+
+
+@njit(cache=True, inline="always")
+def id_take(lists: np.ndarray, lstart: np.ndarray, count: np.ndarray, chain: np.ndarray, node_d: np.ndarray,
+            node_next: np.ndarray, iv: np.ndarray, chained: bool, d: int, i: int) -> int:
+    """`IdList.take`: remove and return the id at position ``i`` of list ``d`` (the last one takes its place)."""
+    base = lstart[d]
+    sid = lists[base + i]
+    last = count[d] - 1
+    lists[base + i] = lists[base + last]
+    count[d] = last
+    if chained:  # unlink d from the server's chain, and free its node
+        node = chain[sid]
+        before = -1
+        while node_d[node] != d:
+            before = node
+            node = node_next[node]
+        if before < 0:
+            chain[sid] = node_next[node]
+        else:
+            node_next[before] = node_next[node]
+        node_next[node] = iv[I_NODE_FREE]
+        iv[I_NODE_FREE] = node
     return sid
 
 
-@njit(cache=True)
-def id_clear(ids: np.ndarray, where: np.ndarray, count: np.ndarray, d: int) -> None:
-    for j in range(count[d]):
-        where[d, ids[d, j]] = -1
+@njit(cache=True, inline="always")
+def id_clear(count: np.ndarray, d: int) -> None:
+    """`IdList.clear` for JBT-d's reset (JIQ never clears a list, so there is no chain to unlink)."""
     count[d] = 0

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .. import arrivals
-from ..config import Point, ResolvedPolicy
+from ..config import Point, ResolvedPolicy, Scenario
 from ..messages import KINDS, Kind
 from ..metrics import METRICS, QuantileSketch, Recorder
 from ..model import _speeds
@@ -37,13 +37,68 @@ from . import state as S
 COMPILED: frozenset[str] = frozenset(S.POLICY_CODES)
 """The policies with a compiled version."""
 
-AUTO_MIN_JOBS = 200_000
-"""``run.engine: auto`` runs a replication of fewer jobs (warm-up included) on SimPy.
+AUTO_SECONDS = 1.0
+"""``run.engine: auto`` runs a replication on the compiled engine when SimPy would take this long or more.
 
-Loading the compiled kernel costs about 0.6 s per process (and compiling it, once
-per machine, about 15 s); SimPy runs 200,000 jobs in about a second (4 us per job),
-the compiled engine in a few hundredths.
+See `simpy_seconds`: above a second of SimPy, the compiled engine (at most 0.3 of
+SimPy's time per job in every case measured) makes up for loading its kernel
+(0.5-0.8 s per process; compiling it, once per installation, about `COMPILE_SECONDS`).
 """
+
+
+def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
+    """The SimPy engine's CPU seconds for one replication of ``policy`` at ``point``, estimated.
+
+    The cost model of ``run.engine: auto`` (zero latency, the only case the compiled
+    engine runs): (warm-up + jobs) x microseconds per job, with
+
+        4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
+
+    Servers sampled per job: d for SQ(d) and the threshold policy (at most d probes),
+    d for JIQ-SQ(d) (per idle token, at most one per job), N / (period x arrival rate)
+    for JBT-d (the N threshold messages of each update, per job); none for Random,
+    round robin and JSQ, whose 2N messages SimPy counts without sending them and whose
+    shortest queue it keeps in an O(1) index (`policies.jsq.LengthIndex`). The N term is
+    the machine's caches: past about a thousand servers, SimPy's objects outgrow them.
+
+    Measured (CPU time per job, load 0.9, 2 shared cores; SimPy / compiled, in us):
+
+    ====================  =====  ========  ========================  ======  ========
+    case                  SimPy  compiled  case                      SimPy   compiled
+    ====================  =====  ========  ========================  ======  ========
+    Random N=100          4.0    0.17      SQ(3) N=1,000             8.7     0.29
+    Random N=10^4         13.1             SQ(10) N=1,000            12.3    0.40
+    Random N=10^5         21.8             SQ(32) N=1,000            19.8    0.74
+    round robin N=100     4.1    0.16      SQ(100) N=1,000           48.4    3.2
+    JSQ N=10              4.7    0.13      SQ(219) N=1,000 pools     101     12.3
+    JSQ N=1,000           6.5    0.32      SQ(922) N=10^4 pools      550     162
+    JSQ N=3,000           9.4              threshold d=3 N=100       7.5     0.21
+    JSQ N=10^4            17.9   0.33      threshold d=30 N=1,000    26.3    0.59
+    JSQ N=10^4 pools      17.6             JIQ N=100                 5.2     0.19
+    JSQ N=10^5            35.8             JIQ N=1,000               7.4     0.25
+    SQ(2) N=100           4.5    0.18      JIQ-SQ(2) 10 dispatchers  6.9     0.22
+    SQ(2) N=10^4          12.6             JBT-2 N=100 period 5      6.7     0.22
+    SQ(2) N=10^5          30.6             JBT-10 N=1,000 period 1   7.5     0.29
+    JSQ N=100 occupancy   6.1    0.20      SQ(100) N=1,000 occupancy 51.2    3.3
+    ====================  =====  ========  ========================  ======  ========
+
+    The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
+    more than it says); it only has to tell a run of a fraction of a second from one of
+    seconds. It grows with the jobs, so a shorter run is never moved to the slower engine.
+    """
+    run = point.scenario.run
+    n = point.servers
+    params = policy.params
+    samples = 0.0
+    if policy.name in ("sqd", "threshold"):
+        samples = params["d"]
+    elif policy.name == "jiq" and params["d"] is not None and point.scenario.system.dispatchers > 1:
+        samples = params["d"]
+    elif policy.name == "jbt" and point.rate > 0:
+        samples = n / (params["period"] * point.rate)
+    us = 4.0 + 0.5 * samples + 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
+    return (run.warmup_jobs + run.jobs) * us * 1e-6
+
 
 CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
 
@@ -89,6 +144,8 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
+    if scenario.run.warmup_jobs + scenario.run.jobs >= 2**62:
+        return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
     # Known keys the kernel does not model yet: only their neutral values run compiled.
     if system.time != "continuous":
         return "slotted time"
@@ -109,57 +166,58 @@ def available() -> bool:
 
     Numba caches next to the package (``__pycache__``), or, where that is read-only,
     in the user's cache folder (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` if set;
-    with none writable it refuses to load, and the SimPy engine runs instead.
+    with none writable it refuses to load, and the SimPy engine runs instead. The
+    cache is checked first (`cache.check`): one that is damaged or was compiled from
+    other sources is discarded, and the kernel compiled once more.
     """
     try:
         from . import kernel  # noqa: F401
     except (ImportError, RuntimeError):
         return False
-    _drop_stale_cache()
+    from . import cache
+
+    cache.guard()
+    cache.check()
     return True
 
 
-SOURCES_STAMP = "lbemu-compiled-sources.sha256"
-"""The file, in each numba cache folder of the package, naming the sources its entries were compiled from."""
+COMPILE_SECONDS = 20
+"""About how long compiling the kernel takes on an empty cache (2 shared cores: 16-20 s measured)."""
 
 
-def _drop_stale_cache() -> None:
-    """Empty the package's numba cache if any of its source files changed since it was written.
+def prepare(announce: Callable[[], None] | None = None) -> bool:
+    """Load the kernel in this process, compiling it if the cache has none; False if numba is unusable.
 
-    Numba checks a cached function against its own file only, but the kernel inlines
-    functions and constants of its siblings (``core``, ``policies``, ``state``,
-    ``occupancy``): after a change to one of them alone, it would load the kernel
-    compiled before, and run the old code. So the cache folder holds a digest of every
-    source of the package; where it differs, every entry is emptied and recompiled.
+    A run calls it once before its worker processes start, so that they share what it
+    compiled or loaded (forked workers inherit the loaded kernel; others load the cache
+    it wrote) instead of compiling it each at once. ``announce`` is called just before
+    numba starts compiling, and not at all when the kernel loads from the cache.
     """
-    import hashlib
-    from pathlib import Path
+    if not available():
+        return False
+    from numba.core import event
 
-    from numba.core.dispatcher import Dispatcher
+    from . import kernel
 
-    from . import core, kernel, occupancy, policies
+    if kernel.simulate.overloads:  # loaded or compiled in this process already
+        return True
 
-    digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    fingerprint = digest.hexdigest()
-    caches: list[Any] = [getattr(value, "_cache", None) for module in (core, kernel, occupancy, policies)
-                         for value in vars(module).values() if isinstance(value, Dispatcher)]
-    caches = [cache for cache in caches if hasattr(cache, "_cache_path")]  # cache=True ones
-    for folder in {cache._cache_path for cache in caches}:
-        stamp = Path(folder) / SOURCES_STAMP
-        try:
-            if stamp.read_text() == fingerprint:
-                continue
-        except OSError:  # none yet: a new cache, or one written before the stamp
+    class Announce(event.Listener):
+        said = False
+
+        def on_start(self, what: event.Event) -> None:
+            if announce is not None and not self.said:
+                self.said = True
+                announce()
+
+        def on_end(self, what: event.Event) -> None:
             pass
-        for cache in caches:
-            if cache._cache_path == folder:
-                cache.flush()
-        try:
-            stamp.write_text(fingerprint)
-        except OSError:  # then the next process empties it again: slower, never wrong
-            pass
+
+    point = Scenario.from_dict({"name": "kernel", "run": {"jobs": 1, "warmup_jobs": 0},
+                                "system": {"servers": 2}, "policies": [{"name": "random"}]}).points()[0]
+    with event.install_listener("numba:compile", Announce()):
+        record(point, point.policies[0], 1)
+    return True
 
 
 def _needs_choice(n: int, k: int, replace: bool) -> bool:
@@ -178,7 +236,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     from .core import BATCH as KERNEL_BATCH
     from .kernel import RESPONSE_BATCH, simulate
 
-    available()  # which also drops a cache compiled from other sources
+    available()  # which also discards a damaged cache, or one compiled from other sources
 
     assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
     scenario = point.scenario
@@ -199,7 +257,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_POLICY] = code
     P[S.P_N] = n
     P[S.P_D] = dispatchers
-    P[S.P_CAPACITY] = -1 if system.capacity is None else system.capacity
+    # The kernel's integers are int64; the SimPy engine takes any size. A value that cannot bind
+    # runs as one that cannot either: a server never holds more jobs than the run creates
+    # (``total``), and a dispatcher's list holds each of the N ids at most once.
+    total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
+    capacity = system.capacity
+    P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
     P[S.P_POOL] = system.discipline == "pool"
     P[S.P_WARMUP] = scenario.run.warmup_jobs
     P[S.P_JOBS] = scenario.run.jobs
@@ -207,13 +270,13 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_d] = -1 if d is None else d
     P[S.P_REPLACE] = bool(params.get("replace", False))
     P[S.P_PAIR] = code == S.SQD and d == 2 and not params["replace"]
-    P[S.P_THRESHOLD] = params.get("threshold", 0)
+    P[S.P_THRESHOLD] = min(params.get("threshold", 0), total + 1)  # every length is below either
     P[S.P_STRICT] = params.get("below") == "lt"
     P[S.P_REREPORT] = bool(params.get("rereport", False))
     P[S.P_RECHECK] = bool(params.get("recheck", False))
     P[S.P_RESET] = bool(params.get("reset", False))
     memory = params.get("memory")
-    P[S.P_MEMORY] = -1 if memory is None else memory
+    P[S.P_MEMORY] = -1 if memory is None or memory >= n else memory  # a full list already holds the id
     weighted = code == S.JBT and not alike  # JBTPolicy.weights
     P[S.P_WEIGHTED] = weighted
     P[S.P_OCCUPANCY] = scenario.run.occupancy
@@ -260,11 +323,10 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
     listing = code in (S.JIQ, S.JBT)
     jbt = code == S.JBT
-    threshold = np.full(n if jbt else 1, params.get("initial_threshold", 0), dtype=np.int64)
-    listed = np.zeros(n if jbt else 1, dtype=np.int8)
-    ids = np.zeros((dispatchers, n if listing else 1), dtype=np.int64)
-    where = np.full((dispatchers, n if listing else 1), -1, dtype=np.int64)
-    count = np.zeros(dispatchers, dtype=np.int64)
+    threshold = np.full(n if jbt else 1, min(params.get("initial_threshold", 0), total + 1), dtype=np.int64)
+    one_list = code == S.JIQ and dispatchers == 1  # a flag per server says whether it is in the list
+    listed = np.zeros(n if jbt or one_list else 1, dtype=np.int8)
+    lists = _Lists(n, dispatchers, iv, listing, chained=code == S.JIQ and not one_list)
     weights = speeds
     k = max(2, d or 0, 1)
     choice = np.zeros(k, dtype=np.int64)
@@ -285,8 +347,13 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
                           heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, rr, buckets, bucket_size, position, threshold,
-                          listed, ids, where, count, weights, choice, picked, values,
+                          listed, lists.pool, lists.start, lists.cap, lists.count, lists.chain,
+                          lists.node_d, lists.node_next, weights, choice, picked, values,
                           occupancy.count, occupancy.lengths, occupancy.totals)
+        if start:  # numba has compiled (and written the cache) or loaded the kernel by now
+            from . import cache
+
+            cache.seal()
         start = False
         if status == S.DONE:
             break
@@ -311,6 +378,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             iv[S.I_LEVEL_CAP] = len(bucket_size)
         elif status == S.NEED_OCCUPANCY:
             occupancy.grow()
+        elif status == S.NEED_LISTS:
+            lists.grow(iv)
         elif status == S.NEED_CHOICE:
             drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
             choice[:len(drawn)] = [int(x) for x in drawn]
@@ -379,6 +448,55 @@ class _Jobs:
             for a in (self.arrival, self.size, self.start, self.measured))
         self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
         iv[S.I_FREE] = old  # the list was empty
+
+
+class _Lists:
+    """The dispatchers' lists of JIQ and JBT-d (`core.id_add`), in memory proportional to the ids they hold.
+
+    SimPy keeps one `IdList` per dispatcher, as long as its contents; a dense array of
+    dispatchers x N slots would ask for 75 GiB at N = 10^6 and 10,000 dispatchers. Here
+    each list is a block of one pool (``pool``, from ``start`` with ``cap`` slots), JIQ's
+    membership a chain of nodes per server (``chain``, ``node_d``, ``node_next``, with a free
+    list). When the kernel may run out of room it returns NEED_LISTS and `grow` compacts
+    the pool (each block shrunk to at most twice its ids, and 4) into one at least half free
+    (as large as before, or twice what it holds), or adds nodes.
+    """
+
+    def __init__(self, servers: int, dispatchers: int, iv: np.ndarray, used: bool, chained: bool) -> None:
+        self.count = np.zeros(dispatchers, dtype=np.int64)
+        self.start = np.zeros(dispatchers, dtype=np.int64)
+        self.cap = np.zeros(dispatchers, dtype=np.int64)  # every list starts with no block: its first id moves it
+        self.pool = np.zeros(2 * servers + 64 if used else 1, dtype=np.int64)  # the first tokens or reports fit
+        self.chain = np.full(servers if chained else 1, -1, dtype=np.int64)
+        nodes = servers + 64 if chained else 1
+        self.node_d = np.zeros(nodes, dtype=np.int64)
+        self.node_next = np.append(np.arange(1, nodes, dtype=np.int64), np.int64(-1))
+        iv[S.I_POOL_END] = iv[S.I_MAXCAP] = iv[S.I_NODE_FREE] = 0  # (JBT-d: one node that is never taken)
+        iv[S.I_INIT] = iv[S.I_UPDATING] = -1
+
+    def grow(self, iv: np.ndarray) -> None:
+        if iv[S.I_NODE_FREE] < 0:  # no free node: as many again
+            old = len(self.node_d)
+            self.node_d = np.concatenate([self.node_d, np.zeros(old, dtype=np.int64)])
+            self.node_next = np.concatenate([self.node_next, np.arange(old + 1, 2 * old, dtype=np.int64),
+                                             [np.int64(-1)]])
+            iv[S.I_NODE_FREE] = old
+        need = max(4, 2 * int(iv[S.I_MAXCAP]))  # `core.list_room`: one list's block moves to the end
+        if len(self.pool) - int(iv[S.I_POOL_END]) >= need:
+            return
+        count = self.count
+        # Shrunk, never grown: the largest block is no larger, so the kernel needs no more room than now.
+        # A list keeps its smallest block (4 ids) once it had one: lists emptied by a reset fill again.
+        cap = np.minimum(self.cap, np.maximum(4, 2 * count))
+        start = np.cumsum(cap) - cap
+        used = int(cap.sum())
+        offset = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        # At least half of it free: the next compaction waits for as many slots of moved blocks.
+        pool = np.zeros(max(2 * (used + need), len(self.pool)), dtype=np.int64)
+        pool[np.repeat(start, count) + offset] = self.pool[np.repeat(self.start, count) + offset]
+        self.pool, self.start, self.cap = pool, start, cap
+        iv[S.I_POOL_END] = used
+        iv[S.I_MAXCAP] = int(cap.max())
 
 
 class _OccupancyArrays:

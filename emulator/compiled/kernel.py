@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
-from .core import needs_choice, pop, push, unmanaged
-from .policies import dispatch, initialise, jbt_update, on_arrive, on_depart
+from .core import list_room, needs_choice, pop, push, unmanaged
+from .policies import dispatch, initialise, jbt_update, jbt_update_servers, on_arrive, on_depart
 from .state import (
     ARRIVAL,
     DONE,
@@ -56,6 +56,7 @@ from .state import (
     I_GAPS_FINAL,
     I_HEAP,
     I_HEAP_CAP,
+    I_INIT,
     I_INSYS,
     I_JOB,
     I_LEVEL_CAP,
@@ -69,14 +70,17 @@ from .state import (
     I_SPLIT,
     I_SRC,
     I_TRANSFERS,
+    I_UPDATING,
     I_WAITED,
     JBT,
+    JIQ,
     JSQ,
     NEED_CHOICE,
     NEED_GAPS,
     NEED_HEAP,
     NEED_JOBS,
     NEED_LEVELS,
+    NEED_LISTS,
     NEED_OCCUPANCY,
     NEED_SIZES,
     NEED_SPLIT,
@@ -153,8 +157,8 @@ def _source_choice_due(P: np.ndarray) -> bool:
 def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
              j_arrival, j_size, j_start, j_next, j_measured, heap,
              gaps, sizes, split, rng, ubuf, responses, budget, start,
-             rr, buckets, bucket_size, position, threshold, listed, ids, where, count, weights,
-             choice, picked, values, occ_count, occ_lengths, occ_totals):
+             rr, buckets, bucket_size, position, threshold, listed, lists, lstart, lcap, count,
+             chain, node_d, node_next, weights, choice, picked, values, occ_count, occ_lengths, occ_totals):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``start`` is true on the first call: replay the model's construction and the
@@ -175,8 +179,9 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         unmanaged(ubuf), unmanaged(responses)
     rr, buckets, bucket_size, position = unmanaged(rr), unmanaged(buckets), unmanaged(bucket_size), \
         unmanaged(position)
-    threshold, listed, ids, where, count = unmanaged(threshold), unmanaged(listed), unmanaged(ids), \
-        unmanaged(where), unmanaged(count)
+    threshold, listed, lists, lstart, lcap, count = unmanaged(threshold), unmanaged(listed), \
+        unmanaged(lists), unmanaged(lstart), unmanaged(lcap), unmanaged(count)
+    chain, node_d, node_next = unmanaged(chain), unmanaged(node_d), unmanaged(node_next)
     weights, choice, picked, values = unmanaged(weights), unmanaged(choice), unmanaged(picked), \
         unmanaged(values)
     occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
@@ -189,14 +194,24 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     policy = P[P_POLICY]
     choice_at_dispatch = _source_choice_due(P)
     choice_at_update = policy == JBT and needs_choice(P[P_N], P[P_d], False)
+    listing = policy == JIQ or policy == JBT
     if start:
+        iv[I_INIT] = 0
+        iv[I_UPDATING] = -1
+    # -- steps that stopped for list room (NEED_LISTS) go on first ----------------------
+    if iv[I_INIT] >= 0:
         # Policy constructors (JIQ's tokens, JBT-d's checks), then the processes' first
         # steps in creation order: servers (idle), JBT-d's timer, the source (its first gap).
-        initialise(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice,
-                   picked, values)
+        if not initialise(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count,
+                          chain, node_d, node_next, choice, picked, values):
+            return NEED_LISTS
         if policy == JBT:
             push(heap, iv, 0.0 + Q[Q_PERIOD], UPDATE)
         iv[I_SRC] = 2
+    if iv[I_UPDATING] >= 0:  # a JBT-d update reaches the rest of the servers, then its timer waits again
+        if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count):
+            return NEED_LISTS
+        push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], UPDATE)
     while True:
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2:
@@ -223,6 +238,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 if choice_at_dispatch and iv[I_CHOICE] == 0:
                     iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
                     return NEED_CHOICE
+                if policy == JBT and not list_room(iv, lists):  # a report when the job arrives
+                    return NEED_LISTS
                 now = fv[F_NOW]
                 if job == warmup:
                     _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
@@ -240,7 +257,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     else:
                         dispatcher = int(u * n_dispatchers)
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, dispatcher, rr, buckets,
-                                         bucket_size, ids, where, count, weights, choice, picked, values)
+                                         bucket_size, lists, lstart, count, chain, node_d, node_next,
+                                         weights, choice, picked, values)
                 # Channel.transfer, then the server's accept.
                 iv[I_TRANSFERS] += 1
                 blocked = capacity >= 0 and length[sid] >= capacity
@@ -277,7 +295,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                                  SERVICE_END + 4 * sid)
                 # One call site per hook: each is inlined, and compiling it twice would cost seconds.
                 on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                          listed, ids, where, count, sid, blocked, via_list)
+                          listed, lists, lstart, lcap, count, sid, blocked, via_list)
                 iv[I_SRC] = 2
             else:
                 if iv[I_GAP] >= iv[I_NGAP]:
@@ -308,6 +326,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         if kind == UPDATE and choice_at_update and iv[I_CHOICE] == 0:
             iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
             return NEED_CHOICE
+        if listing and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, lists):
+            return NEED_LISTS  # a token or a report after the departure
         # -- the next event -----------------------------------------------------------------
         now = heap[0, 0]
         fv[F_NOW] = now
@@ -332,13 +352,16 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
             on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                      listed, ids, where, count, choice, picked, values, sid)
+                      listed, lists, lstart, lcap, count, chain, node_d, node_next, choice, picked, values, sid)
             if kind == SERVICE_END:  # the next job's service starts
                 following = head[sid]
                 if following >= 0:
                     j_start[following] = now
                     push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
                          SERVICE_END + 4 * sid)
-        else:
-            jbt_update(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, choice, picked)
+        else:  # a threshold update: dispatcher 0's sample, then the servers learn it one by one
+            jbt_update(P, counts, length, rng, ubuf, iv, count, choice, picked)
+            if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap,
+                                      count):
+                return NEED_LISTS  # it goes on at the next call, before anything else
             push(heap, iv, now + Q[Q_PERIOD], UPDATE)

@@ -18,10 +18,13 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core import id_add, id_clear, id_take, sample, shortest, uniform
+from .core import id_add, id_clear, id_take, list_room, sample, shortest, uniform
 from .state import (
+    I_INIT,
     I_LEVELS,
     I_LOW,
+    I_UPDATE_R,
+    I_UPDATING,
     JBT,
     JIQ,
     JSQ,
@@ -167,30 +170,40 @@ def threshold_dispatch(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rn
 
 
 # -- the pull-based policies' dispatcher side (ListPolicy) -----------------------------------
+# The lists are seven arrays (`core.id_add`): lists, lstart, lcap, count, chain, node_d, node_next.
 
 @njit(cache=True, inline="always")
 def list_dispatch(P: np.ndarray, Q: np.ndarray, rng: tuple, ubuf: np.ndarray,
-                  iv: np.ndarray, dispatcher: int, ids: np.ndarray, where: np.ndarray,
-                  count: np.ndarray, weights: np.ndarray) -> tuple[int, bool]:
+                  iv: np.ndarray, dispatcher: int, lists: np.ndarray, lstart: np.ndarray,
+                  count: np.ndarray, chain: np.ndarray, node_d: np.ndarray, node_next: np.ndarray,
+                  weights: np.ndarray) -> tuple[int, bool]:
     listed = count[dispatcher]
+    chained = P[P_POLICY] == JIQ and P[P_D] > 1  # else the caller clears the `listed` flag (`on_arrive`)
     if listed > 0:
         if not P[P_WEIGHTED]:
-            return id_take(ids, where, count, dispatcher, int(uniform(rng, ubuf, iv) * listed)), True
+            i = int(uniform(rng, ubuf, iv) * listed)
+            return id_take(lists, lstart, count, chain, node_d, node_next, iv, chained, dispatcher, i), True
         top = Q[Q_TOP]
+        base = lstart[dispatcher]
         while True:  # IdList.take_random: rejection sampling
             i = int(uniform(rng, ubuf, iv) * listed)
-            if uniform(rng, ubuf, iv) * top < weights[ids[dispatcher, i]]:
-                return id_take(ids, where, count, dispatcher, i), True
+            if uniform(rng, ubuf, iv) * top < weights[lists[base + i]]:
+                return id_take(lists, lstart, count, chain, node_d, node_next, iv, chained, dispatcher, i), True
     return int(uniform(rng, ubuf, iv) * P[P_N]), False
 
 
 # -- JIQ: idle tokens ---------------------------------------------------------------------------
 
 @njit(cache=True, inline="always")
-def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray,
-              iv: np.ndarray, ids: np.ndarray, where: np.ndarray, count: np.ndarray,
-              choice: np.ndarray, picked: np.ndarray, values: np.ndarray, sid: int) -> None:
-    """`JIQPolicy._send_token` and `_token`."""
+def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray,
+              listed: np.ndarray, lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray,
+              chain: np.ndarray, node_d: np.ndarray, node_next: np.ndarray, choice: np.ndarray,
+              picked: np.ndarray, values: np.ndarray, sid: int) -> None:
+    """`JIQPolicy._send_token` and `_token`.
+
+    With one dispatcher an id is in its one list or in none: the ``listed`` flag says
+    which, as for JBT-d, and no chain is kept (`core.id_add`).
+    """
     dispatchers = P[P_D]
     d = P[P_d]
     if d < 0 or dispatchers == 1:
@@ -204,7 +217,11 @@ def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray,
     counts[P[P_IDLE]] += 1
     memory = P[P_MEMORY]
     if memory < 0 or count[target] < memory:
-        id_add(ids, where, count, target, sid)
+        if dispatchers > 1:
+            id_add(lists, lstart, lcap, count, chain, node_d, node_next, iv, True, target, sid)
+        elif not listed[sid]:
+            listed[sid] = 1
+            id_add(lists, lstart, lcap, count, count, count, count, iv, False, target, sid)
 
 
 # -- JBT-d -----------------------------------------------------------------------------------------
@@ -212,7 +229,7 @@ def jiq_token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray,
 @njit(cache=True, inline="always")
 def jbt_check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
-              ids: np.ndarray, where: np.ndarray, count: np.ndarray, sid: int) -> None:
+              lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray, sid: int) -> None:
     """`JBTPolicy._check`: a server below its threshold and not listed reports."""
     if listed[sid]:
         return
@@ -222,36 +239,54 @@ def jbt_check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
         listed[sid] = 1
         target = random_dispatcher(P, rng, ubuf, iv)
         counts[P[P_REPORT]] += 1
-        id_add(ids, where, count, target, sid)
+        # Not listed, so in no list: no chain needed (`core.id_add`); count stands in for chain and nodes.
+        id_add(lists, lstart, lcap, count, count, count, count, iv, False, target, sid)
 
 
 @njit(cache=True)  # rare: not inlined, to keep compilation short
 def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
-               ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
-               ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
+               ubuf: np.ndarray, iv: np.ndarray, count: np.ndarray, choice: np.ndarray,
                picked: np.ndarray) -> None:
-    """One threshold update of `JBTPolicy._updates`: sample d, broadcast the smallest length."""
+    """The start of a threshold update of `JBTPolicy._updates`: sample d, take the smallest length.
+
+    The servers then learn it one by one (`jbt_update_servers`), from ``iv[I_UPDATING]`` on.
+    """
     n, d = P[P_N], P[P_d]
     sample(rng, ubuf, iv, n, d, False, picked, choice)
     _round_trips(P, counts, d)
     r = length[picked[0]]
     for j in range(1, d):
         r = min(r, length[picked[j]])
-    reset = P[P_RESET] != 0
-    if reset:
+    if P[P_RESET] != 0:
         # Dispatcher 0 clears its list, then sends each other one a threshold message,
         # which (zero latency) clears its list at once.
         for dispatcher in range(P[P_D]):
-            id_clear(ids, where, count, dispatcher)
+            id_clear(count, dispatcher)
         counts[P[P_THRESHOLD_KIND]] += P[P_D] - 1
+    iv[I_UPDATE_R] = r
+    iv[I_UPDATING] = 0
+
+
+@njit(cache=True)  # rare: not inlined, to keep compilation short
+def jbt_update_servers(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                       ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
+                       lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray) -> bool:
+    """The update reaches each server from ``iv[I_UPDATING]`` on; False if it stopped for list room."""
+    r = iv[I_UPDATE_R]
+    reset = P[P_RESET] != 0
     recheck = P[P_RECHECK] != 0 or reset
-    for sid in range(n):
+    for sid in range(iv[I_UPDATING], P[P_N]):
+        if recheck and not list_room(iv, lists):  # this server's check may list it: room first
+            iv[I_UPDATING] = sid
+            return False
         counts[P[P_THRESHOLD_KIND]] += 1
         threshold[sid] = r
         if reset:
             listed[sid] = 0
         if recheck:
-            jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
+            jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count, sid)
+    iv[I_UPDATING] = -1
+    return True
 
 
 # -- the switches the driver calls -------------------------------------------------------------
@@ -259,9 +294,9 @@ def jbt_update(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray,
              rng: tuple, ubuf: np.ndarray, iv: np.ndarray, dispatcher: int,
-             rr: np.ndarray, buckets: np.ndarray, size: np.ndarray, ids: np.ndarray, where: np.ndarray,
-             count: np.ndarray, weights: np.ndarray, choice: np.ndarray, picked: np.ndarray,
-             values: np.ndarray) -> tuple[int, bool]:
+             rr: np.ndarray, buckets: np.ndarray, size: np.ndarray, lists: np.ndarray, lstart: np.ndarray,
+             count: np.ndarray, chain: np.ndarray, node_d: np.ndarray, node_next: np.ndarray,
+             weights: np.ndarray, choice: np.ndarray, picked: np.ndarray, values: np.ndarray) -> tuple[int, bool]:
     """The policy's dispatcher side: (server, taken from the dispatcher's list)."""
     policy = P[P_POLICY]
     if policy == RANDOM:
@@ -274,52 +309,69 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
         return sqd_dispatch(P, counts, length, rng, ubuf, iv, choice, picked, values), False
     if policy == THRESHOLD:
         return threshold_dispatch(P, counts, length, rng, ubuf, iv, choice, picked), False
-    return list_dispatch(P, Q, rng, ubuf, iv, dispatcher, ids, where, count, weights)
+    return list_dispatch(P, Q, rng, ubuf, iv, dispatcher, lists, lstart, count, chain, node_d, node_next, weights)
 
 
 @njit(cache=True, inline="always")
 def on_arrive(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
-              position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, ids: np.ndarray,
-              where: np.ndarray, count: np.ndarray, sid: int, blocked: bool, via_list: bool) -> None:
+              position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, lists: np.ndarray,
+              lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray, sid: int, blocked: bool,
+              via_list: bool) -> None:
     """The server-side hook after a job reached server ``sid`` (accepted or blocked)."""
     policy = P[P_POLICY]
     if policy == JSQ:
         if not blocked:
             jsq_arrived(length, iv, buckets, size, position, sid)
+    elif policy == JIQ:
+        if via_list and P[P_D] == 1:  # taken from the one list (`jiq_token`)
+            listed[sid] = 0
     elif policy == JBT:
         if via_list:
             listed[sid] = 0
             if P[P_REREPORT]:
-                jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
+                jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count, sid)
 
 
 @njit(cache=True, inline="always")
 def on_depart(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, buckets: np.ndarray, size: np.ndarray,
-              position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, ids: np.ndarray,
-              where: np.ndarray, count: np.ndarray, choice: np.ndarray, picked: np.ndarray,
-              values: np.ndarray, sid: int) -> None:
+              position: np.ndarray, threshold: np.ndarray, listed: np.ndarray, lists: np.ndarray,
+              lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray, chain: np.ndarray, node_d: np.ndarray,
+              node_next: np.ndarray, choice: np.ndarray, picked: np.ndarray, values: np.ndarray,
+              sid: int) -> None:
     """The server-side hook after a departure from server ``sid``."""
     policy = P[P_POLICY]
     if policy == JSQ:
         jsq_departed(length, iv, buckets, size, position, sid)
     elif policy == JIQ:
         if length[sid] == 0:
-            jiq_token(P, counts, rng, ubuf, iv, ids, where, count, choice, picked, values, sid)
+            jiq_token(P, counts, rng, ubuf, iv, listed, lists, lstart, lcap, count, chain, node_d, node_next,
+                      choice, picked, values, sid)
     elif policy == JBT:
-        jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
+        jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count, sid)
 
 
 @njit(cache=True)  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, threshold: np.ndarray, listed: np.ndarray,
-               ids: np.ndarray, where: np.ndarray, count: np.ndarray, choice: np.ndarray,
-               picked: np.ndarray, values: np.ndarray) -> None:
-    """What the policies' constructors do: JIQ's first tokens, JBT-d's first checks."""
+               lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, count: np.ndarray, chain: np.ndarray,
+               node_d: np.ndarray, node_next: np.ndarray, choice: np.ndarray, picked: np.ndarray,
+               values: np.ndarray) -> bool:
+    """What the policies' constructors do, from server ``iv[I_INIT]`` on: JIQ's first tokens, JBT-d's
+    first checks. False if it stopped for list room (it goes on at the next call)."""
     policy = P[P_POLICY]
-    for sid in range(P[P_N]):
+    for sid in range(iv[I_INIT], P[P_N]):
         if policy == JIQ:
-            jiq_token(P, counts, rng, ubuf, iv, ids, where, count, choice, picked, values, sid)
+            if not list_room(iv, lists):
+                iv[I_INIT] = sid
+                return False
+            jiq_token(P, counts, rng, ubuf, iv, listed, lists, lstart, lcap, count, chain, node_d, node_next,
+                      choice, picked, values, sid)
         elif policy == JBT:
-            jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, ids, where, count, sid)
+            if not list_room(iv, lists):
+                iv[I_INIT] = sid
+                return False
+            jbt_check(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count, sid)
+    iv[I_INIT] = -1
+    return True

@@ -20,6 +20,7 @@ FLUSH = 8  # the response buffer holds a full QuantileSketch batch: fold it
 PAUSE = 9  # the event budget of this call is spent (progress reports)
 EMPTY = 10  # no event left before the run is done
 NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arrival: grow them
+NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: compact or grow them
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -55,7 +56,14 @@ I_OCC_TOTALS = 28  # len(Occupancy.total_area): the largest total ever held + 1
 I_OCC_HIGH = 29  # Occupancy.high
 I_OCC_LOW = 30  # Occupancy.low
 I_OCC_EDGE_LENGTHS = 31  # len(area) and len(total_area) at the window's edges: 31, 32 open, 33, 34 close
-I_NIV = 35
+# The dispatchers' lists (JIQ, JBT-d): `core.id_add`.
+I_POOL_END = 35  # the first slot of the list pool that no block holds
+I_MAXCAP = 36  # the largest block a list has had
+I_NODE_FREE = 37  # head of the free list of membership nodes (-1: none)
+I_INIT = 38  # the policy's construction (`policies.initialise`) goes on at this server (-1: done)
+I_UPDATING = 39  # a JBT-d update goes on at this server (-1: none)
+I_UPDATE_R = 40  # that update's threshold
+I_NIV = 41
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0

@@ -1,0 +1,220 @@
+"""The kernel's numba cache, checked before numba reads it and rewritten when in doubt.
+
+Numba caches each ``cache=True`` function in an index file (``.nbi``, a pickle naming
+the data files) and data files (``.nbc``, the pickled compiled code), and trusts them:
+a truncated or overwritten file makes every later load raise (``EOFError``,
+``UnpicklingError``, ...) instead of compiling anew, and a data file whose machine
+code was damaged but still unpickles would be run as it is. So the cache folder also
+holds a manifest (`MANIFEST`), written by the process that compiled:
+
+- the digest of every source of `emulator.compiled` (numba checks a cached function
+  against its own file only, but the kernel inlines its siblings: after a change to
+  one of them alone it would load the kernel compiled before, and run old code);
+- the SHA-256 of every cache file, as that process wrote them.
+
+Before the kernel is first called in a process, `check` compares the folder with its
+manifest. Any doubt (sources changed, a file damaged, added or missing, a manifest
+that cannot be read) discards every cache file of the package: numba then compiles
+once more, and `seal` records the new files. As a second line, numba's own loading is
+guarded (`guard`): whatever it raises reading an entry counts as a miss. A damaged
+cache therefore costs one compilation, never a failed run, and the next run loads it.
+Concurrent processes can at worst make each other compile again: slower, never wrong.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+MANIFEST = "lbemu-compiled-sources.sha256"
+"""The file, in each numba cache folder of the package, naming its sources and the digests of its files."""
+
+_HEADER = "lbemu numba cache 1"
+_LINE = re.compile(r"([0-9a-f]{64}) ([^/\\\s]+\.nb[ic])")
+_SOURCES = re.compile(r"sources ([0-9a-f]{64})")
+
+_checked = False  # `check` ran in this process
+_sealed = False  # `seal` ran in this process
+
+
+def dispatchers() -> list[Any]:
+    """The package's numba functions that have a disk cache (``cache=True``)."""
+    from numba.core.dispatcher import Dispatcher
+
+    from . import core, kernel, occupancy, policies
+
+    found = [value for module in (core, kernel, occupancy, policies) for value in vars(module).values()
+             if isinstance(value, Dispatcher)]
+    unique = list({id(d): d for d in found}.values())  # functions imported by a sibling appear twice
+    return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]
+
+
+def folders() -> list[Path]:
+    """The cache folders of the package (one in practice: `__pycache__`, or under NUMBA_CACHE_DIR)."""
+    return sorted({Path(d._cache._cache_path) for d in dispatchers()})
+
+
+def sources_digest() -> str:
+    """The SHA-256 of every source file of `emulator.compiled`, names included."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    """The numba cache files in ``folder``: all of them are the package's (the folder is its own)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return
+    for entry in entries:
+        if entry.name.endswith((".nbi", ".nbc")) and entry.is_file():
+            yield Path(entry.path)
+
+
+def _digest(path: Path) -> str | None:
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return None
+
+
+def _read(folder: Path) -> tuple[str, dict[str, str]] | None:
+    """The manifest's (sources digest, {file name: digest}), or None if absent or not one."""
+    try:
+        text = (folder / MANIFEST).read_bytes().decode("ascii")
+    except (OSError, UnicodeDecodeError):
+        return None
+    lines = text.split("\n")
+    if len(lines) < 3 or lines[0] != _HEADER or lines[-1] != "":
+        return None
+    sources = _SOURCES.fullmatch(lines[1])
+    if sources is None:
+        return None
+    files = {}
+    for line in lines[2:-1]:
+        match = _LINE.fullmatch(line)
+        if match is None:
+            return None
+        files[match.group(2)] = match.group(1)
+    return sources.group(1), files
+
+
+def _write(folder: Path, sources: str, files: dict[str, str]) -> None:
+    """Write the manifest whole or not at all (a temporary file, then a rename)."""
+    text = "".join([f"{_HEADER}\nsources {sources}\n", *(f"{files[name]} {name}\n" for name in sorted(files))])
+    temporary = folder / f"{MANIFEST}.tmp.{uuid.uuid4().hex[:16]}"
+    try:
+        temporary.write_text(text, encoding="ascii")
+        os.replace(temporary, folder / MANIFEST)
+    except OSError:  # then the next process discards the cache again: slower, never wrong
+        try:
+            temporary.unlink()
+        except OSError:
+            pass
+
+
+def intact(folder: Path, sources: str) -> bool:
+    """Whether ``folder`` holds exactly the cache files its manifest names, compiled from ``sources``."""
+    present = {path.name: _digest(path) for path in _files(folder)}
+    return _read(folder) == (sources, present)
+
+
+def check() -> list[Path]:
+    """Discard every cache folder that is not `intact`; return the discarded ones that held files.
+
+    Runs once per process, before the kernel is first called (then numba loads it, or
+    compiles it where the cache is gone).
+    """
+    global _checked
+    if _checked:
+        return []
+    _checked = True
+    sources = sources_digest()
+    discarded = []
+    caches = [d._cache for d in dispatchers()]
+    for folder in folders():
+        if intact(folder, sources):
+            continue
+        present = list(_files(folder))
+        if present:
+            discarded.append(folder)
+        for path in present:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+        for cache in caches:  # where a file could not be removed, an empty index hides it
+            if Path(cache._cache_path) == folder and any(_files(folder)):
+                try:
+                    cache.flush()
+                except Exception:  # a folder that cannot be written: numba compiles each time
+                    pass
+        _write(folder, sources, {})
+    return discarded
+
+
+def compiled_here() -> bool:
+    """Whether this process compiled any of the package's functions (a cache miss), and so wrote their files."""
+    return any(d.stats.cache_misses for d in dispatchers())
+
+
+def seal() -> None:
+    """Record the digests of the cache files after this process compiled (and numba wrote them).
+
+    A process that only loaded the cache leaves the manifest as it found it: it was
+    checked, and a file changed since would be damage, not an entry to record.
+    """
+    global _sealed
+    if _sealed:
+        return
+    _sealed = True
+    if not compiled_here():
+        return
+    sources = sources_digest()
+    for folder in folders():
+        files = {path.name: _digest(path) for path in _files(folder)}
+        _write(folder, sources, {name: digest for name, digest in files.items() if digest is not None})
+
+
+def guard() -> None:
+    """Make numba treat an entry it cannot read as a miss (compile, and rewrite it), not as an error.
+
+    `check` already discards a folder whose files differ from the manifest; this covers
+    what it cannot see, e.g. a file damaged by a crashed writer before its manifest was written.
+    """
+    for dispatcher in dispatchers():
+        cache = dispatcher._cache
+        if getattr(cache, "_lbemu_guarded", False):
+            continue
+        cache.load_overload = _guarded_load(cache, cache.load_overload)
+        cache.save_overload = _guarded_save(cache.save_overload)
+        cache._lbemu_guarded = True
+
+
+def _guarded_load(cache: Any, load: Any) -> Any:
+    def load_overload(sig: Any, target_context: Any) -> Any:
+        try:
+            return load(sig, target_context)
+        except Exception:  # any unreadable entry: compile instead
+            try:
+                cache.flush()  # an empty index: the compiled entry replaces the damaged one
+            except Exception:
+                pass
+            return None
+    return load_overload
+
+
+def _guarded_save(save: Any) -> Any:
+    def save_overload(sig: Any, data: Any) -> None:
+        try:
+            save(sig, data)
+        except Exception:  # e.g. an index numba cannot read: this process compiled anyway
+            pass
+    return save_overload
