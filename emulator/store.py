@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -60,6 +61,24 @@ OURS = {*SCHEMA, *(f"sqlite_autoindex_{table}_1" for table in SCHEMA)}
 
 class _Damaged(Exception):
     """The store file is not a sound lbemu store; the message says what it is."""
+
+
+def _wal(db: sqlite3.Connection, timeout: float = 30.0) -> None:
+    """Switch ``db`` to write-ahead logging, waiting while another connection holds a lock.
+
+    SQLite does not call the busy handler for a journal mode change, so two runs that
+    create one store at once would see "database is locked" at once; the other one's
+    transaction is short, so waiting for it is all that is needed.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 class Store:
@@ -114,7 +133,7 @@ class Store:
         # autocommit: each finished task is on disk when put() returns.
         self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
+            _wal(self.db)
             # One write transaction from the check to the claim: of two runs that create the
             # store at the same moment, the second waits and then sees the first one's scenario.
             self.db.execute("BEGIN IMMEDIATE")
