@@ -108,7 +108,7 @@ def pooled_ks(total_jobs: pd.DataFrame, summary: pd.DataFrame, theory_mean: floa
     ε = 1 - load > 0: ``point``, ``policy``, ``servers``, ``load``,
     ``mean_scaled_total``, ``ks_theory``, ``ks_fitted``.
     """
-    from emulator.occupancy import THEORY_MEAN, ks_exponential
+    from emulator.measure.occupancy import THEORY_MEAN, ks_exponential
 
     keys = summary[["point", "policy", "servers", "load"]].drop_duplicates(["point", "policy"])
     rows = []

@@ -556,7 +556,7 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     import seaborn as sns
 
     from emulator.errors import ScenarioError
-    from emulator.output import expect_numbers
+    from emulator.experiment.output import expect_numbers
 
     from .figures import extra_figures
 

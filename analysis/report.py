@@ -74,7 +74,7 @@ FIGURE_NOTES = {
 
 def read_scenario(folder: str | Path) -> Any:
     """The resolved scenario of a results folder, or None if it has none that loads."""
-    from emulator.config import load_scenario
+    from emulator.scenario.reading import load_scenario
 
     path = Path(folder) / "scenario.yaml"
     if not path.is_file():
@@ -110,7 +110,7 @@ def _figure(path: Path) -> str:
 
 def build_report(folder: Path) -> str:
     """The HTML text of the report of a results folder (which it only reads)."""
-    from emulator.output import read_summary
+    from emulator.experiment.output import read_summary
 
     from .plots import plot_folder
     from .tables import comparison_table

@@ -45,8 +45,8 @@ from typing import Any
 import pandas as pd
 
 from emulator.errors import ScenarioError
-from emulator.messages import KINDS
-from emulator.output import expect_numbers
+from emulator.experiment.output import expect_numbers
+from emulator.measure.messages import KINDS
 
 from .cells import Cell, direction, fixed
 

@@ -14,9 +14,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .api import Results, run, simulate
-from .config import Scenario, load_scenario
 from .errors import RunError, ScenarioError
 from .policies import REGISTRY
+from .scenario.reading import load_scenario
+from .scenario.sweep import Scenario
 
 __all__ = ["REGISTRY", "Results", "RunError", "Scenario", "ScenarioError", "load_scenario", "run", "simulate",
            "__version__"]

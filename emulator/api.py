@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .config import Scenario
 from .errors import RunError
-from .runner import Task, execute, make_task, run_task
+from .experiment.runner import Task, execute, make_task, run_task
+from .scenario.sweep import Scenario
 
 
 def _law(value: Any) -> Any:
@@ -49,6 +49,26 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     >>> row["policy"], row["messages_per_job"]
     ('SQ(2)', 4.0)
     """
+    data = scenario_data(policy, servers=servers, load=load, jobs=jobs, seed=seed, warmup_jobs=warmup_jobs,
+                         service=service, arrivals=arrivals, latency=latency, dispatchers=dispatchers,
+                         discipline=discipline, capacity=capacity, speeds=speeds,
+                         dispatcher_shares=dispatcher_shares, allow_unstable=allow_unstable, label=label,
+                         occupancy=occupancy, engine=engine, time=time, slot=slot, **params)
+    point = Scenario.from_dict(data).points()[0]
+    row = run_task(Task(point, point.policies[0], 0, point.scenario.seed))
+    if not response_bins:  # the sketch's bins, as stored for response_cdf.csv of `run`
+        del row["response_bins"]
+    return row
+
+
+def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
+                  seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
+                  latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
+                  capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
+                  dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
+                  label: str | None = None, occupancy: bool = False, engine: str = "auto",
+                  time: str = "continuous", slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+    """The one-policy, one-replication scenario that `simulate` runs, as plain data (same keywords)."""
     entry = {"name": policy, **params}
     if label is not None:
         entry["label"] = label
@@ -68,11 +88,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         data["workload"]["arrivals"] = _law(arrivals)
     if latency is not None:
         data["network"] = {"latency": _law(latency)}
-    point = Scenario.from_dict(data).points()[0]
-    row = run_task(Task(point, point.policies[0], 0, point.scenario.seed))
-    if not response_bins:  # the sketch's bins, as stored for response_cdf.csv of `run`
-        del row["response_bins"]
-    return row
+    return data
 
 
 @dataclass
@@ -130,10 +146,10 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     """
     import pandas as pd
 
-    from .config import load_scenario
     from .errors import ScenarioError, show
-    from .profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
-    from .results import summarize
+    from .experiment.profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
+    from .experiment.results import summarize
+    from .scenario.reading import load_scenario
 
     # Everything is checked before the results folder is created.
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, numbers.Integral)
@@ -149,8 +165,8 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     points = scenario.points()
     store = None
     if out is not None:
-        from .output import write_scenario
-        from .store import Store
+        from .experiment.output import write_scenario
+        from .experiment.store import Store
 
         identity = _identity(scenario)
         if scenario.workload.arrivals.kind == "trace":  # the results depend on the file's contents too
@@ -204,7 +220,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors,
                       occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept))
     if out is not None:
-        from .output import write_results
+        from .experiment.output import write_results
 
         write_results(Path(out), results)
     return results
@@ -220,7 +236,7 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
     """
     import sys
 
-    from .runner import choose_engine
+    from .experiment.runner import choose_engine
 
     cases = {(task.point.index, task.policy.label): task for task in todo}.values()
     if not any(choose_engine(task.point, task.policy) == "compiled" for task in cases):
@@ -275,7 +291,7 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
     one more round. It depends only on the results, so it is the same however
     the tasks ran.
     """
-    from .results import mean_ci
+    from .experiment.results import mean_ci
 
     target = scenario.precision
     assert target is not None

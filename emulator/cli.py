@@ -72,7 +72,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _overrides(pairs: list[str]) -> dict[str, Any]:
-    from .yaml_input import load
+    from .scenario.yaml_input import load
 
     changes = {}
     for pair in pairs:
@@ -87,7 +87,7 @@ def _overrides(pairs: list[str]) -> dict[str, Any]:
 
 
 def _scenario(args: argparse.Namespace) -> Any:
-    from .config import load_scenario
+    from .scenario.reading import load_scenario
 
     scenario = load_scenario(args.scenario)
     changes = _overrides(args.set)
@@ -165,15 +165,15 @@ def _policies(args: argparse.Namespace) -> int:
     return 0
 
 
-def _defaults(cls: Any) -> dict[str, Any]:
-    params = cls.Config().model_dump(exclude={"name", "label"})
-    return {key: (2 if key == "d" and isinstance(value, str) else value) for key, value in params.items()}
+def _defaults(cls: Any) -> Any:
+    """The policy's default configuration, resolved at N = 10 (a default may be an expression in N)."""
+    return cls.Config().resolve(10)
 
 
 def _schema(args: argparse.Namespace) -> int:
     import json
 
-    from .config import Scenario
+    from .scenario.sweep import Scenario
 
     print(json.dumps(Scenario.model_json_schema(), indent=2))
     return 0
@@ -183,7 +183,7 @@ def _table(args: argparse.Namespace) -> int:
     from analysis.report import read_scenario
     from analysis.tables import comparison_table
 
-    from .output import read_summary
+    from .experiment.output import read_summary
 
     summary = read_summary(args.dir)
     print(comparison_table(summary, metrics=args.metric, format=args.format, rows=args.rows, cols=args.cols,
@@ -213,7 +213,7 @@ def _writing(folder: str) -> Iterator[None]:
 def _plot(args: argparse.Namespace) -> int:
     from analysis.plots import plot_folder
 
-    from .output import read_summary
+    from .experiment.output import read_summary
 
     summary = read_summary(args.dir)
     with _writing(args.dir):

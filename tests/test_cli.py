@@ -21,7 +21,7 @@ from scipy import stats
 
 import emulator
 from emulator.cli import main
-from emulator.messages import KINDS
+from emulator.measure.messages import KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"

@@ -23,8 +23,8 @@ import emulator
 from emulator import compiled
 from emulator.compiled import engine as compiled_engine
 from emulator.errors import ScenarioError
-from emulator.model import build_model
-from emulator.runner import Task, choose_engine, run_task
+from emulator.experiment.runner import Task, choose_engine, run_task
+from emulator.model.build import build_model
 
 ROOT = Path(__file__).resolve().parents[1]
 IGNORED = ("wall_seconds", "engine")
@@ -262,7 +262,7 @@ def test_auto_weighs_what_a_job_costs_and_a_shorter_run_never_moves_to_simpy_whe
 def test_the_short_pool_scenario_runs_its_costly_policies_compiled() -> None:
     """power_of_d_pools with 3,000 measured jobs (103,000 with warm-up): JSQ(√N log N) at N = 10,000 samples
     922 pools per job, about 95 million samples, minutes of SimPy; its N = 100 points are a fraction of a second."""
-    from emulator.config import load_scenario
+    from emulator.scenario.reading import load_scenario
 
     scenario = load_scenario(ROOT / "scenarios" / "power_of_d_pools.yaml").with_overrides(
         {"run.jobs": 3000, "replications": 1})

@@ -15,7 +15,7 @@ import pytest
 
 import emulator
 from emulator import Scenario, ScenarioError
-from emulator.expressions import ExpressionError, evaluate, parse
+from emulator.scenario.expressions import ExpressionError, evaluate, parse
 
 BASE: dict[str, Any] = {
     "name": "base",

@@ -19,7 +19,7 @@ import pytest
 import yaml
 
 from emulator.cli import _parser, main
-from emulator.config import Scenario
+from emulator.scenario.sweep import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -120,7 +120,7 @@ def test_every_scenario_key_is_in_scenarios_md() -> None:
 
 
 def test_every_result_column_is_in_results_md() -> None:
-    from emulator.metrics import METRICS
+    from emulator.measure.recorder import METRICS
 
     text = (ROOT / "docs" / "results.md").read_text()
     columns = ["scenario", "point", "policy", "policy_name", "replication", "seed", "servers", "dispatchers",

@@ -80,7 +80,7 @@ def test_a_write_failing_at_the_end_exits_1_and_keeps_the_results(
 
 def test_a_store_that_fails_during_the_run_is_one_line(
         spec: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from emulator.store import Store
+    from emulator.experiment.store import Store
 
     finished = Store.finished
 

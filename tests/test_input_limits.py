@@ -21,12 +21,13 @@ import pytest
 import emulator
 from emulator import Scenario, ScenarioError
 from emulator.cli import main
-from emulator.config import LawConfig, load_scenario
 from emulator.errors import MAX_LENGTH
-from emulator.metrics import QuantileSketch
-from emulator.model import build_model
-from emulator.streams import generator
-from emulator.yaml_input import load
+from emulator.measure.recorder import QuantileSketch
+from emulator.model.build import build_model
+from emulator.scenario.reading import load_scenario
+from emulator.scenario.schema import LawConfig
+from emulator.scenario.yaml_input import load
+from emulator.workload.streams import generator
 
 BASE: dict[str, Any] = {
     "name": "limits",

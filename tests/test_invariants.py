@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from test_accounting import Windowed, listed_servers
 
 import emulator
-from emulator.model import build_model
-from emulator.streams import replication_seed
+from emulator.model.build import build_model
+from emulator.workload.streams import replication_seed
 
 POISSON = {"arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1}}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from conftest import traced
 
 import emulator
-from emulator.model import build_model
+from emulator.model.build import build_model
 
 
 def _model(reset: bool, seed: int = 4):  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ from test_theory import column, interval, replicate, report
 
 import analysis.theory as theory
 import emulator
-from emulator.occupancy import Occupancy, ks_exponential
+from emulator.measure.occupancy import Occupancy, ks_exponential
 
 ENGINES = pytest.mark.parametrize("engine", ["simpy", "compiled"])
 """The statistical checks run on both engines (`replicate` asserts that the engine asked for ran)."""
@@ -117,7 +117,7 @@ def test_observer_matches_replay(options: dict[str, Any], monkeypatch: pytest.Mo
         made.append(_Logged(servers, epsilon, mean))
         return made[-1]
 
-    monkeypatch.setattr("emulator.model.Occupancy", logged)
+    monkeypatch.setattr("emulator.model.build.Occupancy", logged)
     row = emulator.simulate(name, jobs=3000, warmup_jobs=500, seed=5, occupancy=True, **options)
     observer, n = made[0], options["servers"]
     lengths, totals, spread = _replay(observer, n)

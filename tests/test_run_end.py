@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from conftest import make_point, traced
 
-from emulator import model as model_module
-from emulator.model import build_model
+from emulator.model import build as model_module
+from emulator.model.build import build_model
 
 
 def test_an_unstable_run_ends_when_its_backlog_drains() -> None:

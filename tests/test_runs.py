@@ -262,7 +262,7 @@ def test_two_runs_creating_one_store_at_once_cannot_both_claim_it(tmp_path: Path
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from emulator import store
+    from emulator.experiment import store
 
     class SlowReads:
         """A connection that pauses after reading the stored scenario: the widest race window."""

@@ -305,7 +305,7 @@ def test_no_continuous_theory_in_slotted_time(tmp_path: Path) -> None:
     assert all(v == {} for v in refs(poisson_capacity).values()) and bound(poisson_capacity) is None
     # Nor a mean-field tail beside the measured occupancy.
     from analysis.occupancy import policies_of, theory_tail
-    from emulator.output import write_scenario
+    from emulator.experiment.output import write_scenario
 
     write_scenario(tmp_path, poisson_capacity.scenario)
     assert [theory_tail(info) for info in policies_of(tmp_path).values()] == [None] * 5

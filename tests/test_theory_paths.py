@@ -28,9 +28,9 @@ from test_theory import check, column, interval, replicate
 
 import analysis.theory as theory
 import emulator
-from emulator import arrivals
-from emulator.distributions import Law
-from emulator.streams import generator
+from emulator.workload import arrivals
+from emulator.workload.distributions import Law
+from emulator.workload.streams import generator
 
 LEVEL = 0.95
 

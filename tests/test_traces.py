@@ -18,7 +18,7 @@ from __future__ import annotations
 import pytest
 from conftest import traced
 
-from emulator.messages import KINDS
+from emulator.measure.messages import KINDS
 
 EXACT = 1e-12
 
@@ -411,7 +411,7 @@ def test_jbt_heterogeneous_picks_in_proportion_to_rate() -> None:
     import numpy as np
 
     from emulator.policies.base import IdList
-    from emulator.streams import Uniforms
+    from emulator.workload.streams import Uniforms
 
     uniforms = Uniforms(np.random.default_rng(2026))
     picks = []

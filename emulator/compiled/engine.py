@@ -25,13 +25,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import arrivals
-from ..config import Point, ResolvedPolicy, Scenario
-from ..messages import KINDS, Kind
-from ..metrics import METRICS, QuantileSketch, Recorder
-from ..model import _speeds
-from ..occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
-from ..streams import BATCH, generator
+from ..measure.messages import KINDS, Kind
+from ..measure.occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
+from ..measure.recorder import METRICS, QuantileSketch, Recorder
+from ..scenario.schema import ResolvedPolicy
+from ..scenario.sweep import Point, Scenario
+from ..workload import arrivals
+from ..workload.speeds import draw_speeds
+from ..workload.streams import BATCH, generator
 from . import state as S
 
 COMPILED: frozenset[str] = frozenset(S.POLICY_CODES)
@@ -245,7 +246,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     if system.speeds is None:
         speeds, rate = np.ones(1), point.rate
     else:  # the model's function: speeds drawn from a law, and its overload check of the draw
-        server_speeds, rate = _speeds(point, policy, seed)
+        server_speeds, rate = draw_speeds(point, policy, seed)
         speeds = np.array(server_speeds, dtype=np.float64)
     alike = bool(speeds.min() == speeds.max())
     if alike:

@@ -1,12 +1,21 @@
-"""The policy registry: one explicit dict, name -> class.
+"""The policy registry: one explicit dict, name -> class, and the ways to add to it.
 
-Adding a policy is one new module and one line here; scenario validation, the
-JSON Schema, ``lbemu policies`` and the contract tests pick it up from here.
+The built-in policies are the lines of `REGISTRY` below: adding one is a module
+here (and, for the compiled engine, its description under
+``emulator/compiled/policies/``) and one line in that dict. Scenario validation,
+the JSON Schema, ``lbemu policies``, the compiled engine's tables and the contract
+tests read the registry. A policy defined elsewhere joins it with
+`register_policy`, or, from an installed package, through the entry point group
+``lbemu.policies`` (each entry point names a `Policy` subclass); both run on the
+SimPy engine and are checked with `emulator.check_policy`.
 """
 
 from __future__ import annotations
 
-from .base import Policy
+import sys
+from importlib.metadata import entry_points
+
+from .base import Policy, PolicyConfig
 from .jbt import JBTPolicy
 from .jiq import JIQPolicy
 from .jsq import JSQPolicy
@@ -25,4 +34,75 @@ REGISTRY: dict[str, type[Policy]] = {
     "threshold": ThresholdPolicy,
 }
 
-__all__ = ["REGISTRY", "Policy"]
+BUILT_IN = frozenset(REGISTRY)
+"""The policies that ship with lbemu: only these may have a compiled form."""
+
+ENTRY_POINTS = "lbemu.policies"
+
+_listeners: list = []  # called with the registry after each change (the scenario schema rebuilds its union)
+
+
+def register_policy(cls: type[Policy], *, replace: bool = False) -> type[Policy]:
+    """Add a policy class to the registry, so that scenarios can name it; returns the class.
+
+    The class follows the contract of `emulator.policies.base` (``name``, ``Config``
+    with ``name: Literal[...]``, ``messages``, ``dispatch``). A user's policy runs on
+    the SimPy engine; ``compiled`` is for the built-in ones. Usable as a decorator.
+
+    Raises
+    ------
+    ValueError
+        If the class does not have the contract's attributes, or its name is taken
+        (by a built-in policy always; by another one unless ``replace``).
+    """
+    problem = _contract_problem(cls)
+    if problem:
+        raise ValueError(f"register_policy: {problem}")
+    name = cls.name
+    if name in BUILT_IN and REGISTRY.get(name) is not cls:
+        raise ValueError(f"register_policy: the name {name!r} is a built-in policy's; choose another")
+    if name in REGISTRY and REGISTRY[name] is not cls and not replace:
+        raise ValueError(f"register_policy: a policy named {name!r} is registered already (replace=True to "
+                         f"replace it)")
+    if getattr(cls, "compiled", None) is not None and name not in BUILT_IN:
+        raise ValueError(f"register_policy: {name!r} has a compiled form, which only built-in policies may have")
+    REGISTRY[name] = cls
+    for listener in _listeners:
+        listener()
+    return cls
+
+
+def _contract_problem(cls: object) -> str | None:
+    """What a class lacks to be a policy, or None."""
+    if not (isinstance(cls, type) and issubclass(cls, Policy)):
+        return f"expected a subclass of emulator.policies.base.Policy, got {cls!r}"
+    for attribute in ("name", "Config", "messages"):
+        if not hasattr(cls, attribute):
+            return f"{cls.__name__} has no {attribute}"
+    if not (isinstance(cls.Config, type) and issubclass(cls.Config, PolicyConfig)):
+        return f"{cls.__name__}.Config must subclass PolicyConfig"
+    field = cls.Config.model_fields.get("name")
+    if field is None or field.default != cls.name:
+        return f"{cls.__name__}.Config needs name: Literal[{cls.name!r}] = {cls.name!r}"
+    if cls.dispatch is Policy.dispatch:
+        return f"{cls.__name__} does not define dispatch"
+    return None
+
+
+def load_entry_points() -> None:
+    """Register the policies that installed packages declare in the ``lbemu.policies`` group.
+
+    A plugin that fails to load is skipped with one line on stderr: the other
+    policies still run.
+    """
+    for point in entry_points(group=ENTRY_POINTS):
+        try:
+            register_policy(point.load())
+        except Exception as exc:  # a broken plugin must not stop lbemu
+            print(f"lbemu: warning: policy plugin {point.name!r} ({point.value}) not loaded: {exc}",
+                  file=sys.stderr)
+
+
+load_entry_points()
+
+__all__ = ["REGISTRY", "Policy", "PolicyConfig", "register_policy"]

@@ -1,34 +1,39 @@
 """The policy contract: a dispatcher side and a server side that talk only through messages.
 
-A policy is one class, registered by name in `emulator.policies.REGISTRY`:
+A policy is one class, registered by name (`emulator.policies.register_policy`):
 
 - ``Config``: a frozen pydantic model of its scenario parameters (plus ``name`` and
   ``label``); scenario validation and the JSON Schema pick it up from the registry.
-- ``label(params)``: the display label, e.g. ``SQ(2)``.
+  A field annotated `IntOrExpr` may be an expression in N; the policy receives its
+  Config resolved at the sweep point (`PolicyConfig.resolve`), expressions evaluated.
+- ``label(config)``: the display label, e.g. ``SQ(2)``.
 - ``messages``: one line on its control-message cost, for ``lbemu policies``.
-- ``__init__(model, params)``: wires the server side (hooks on the servers) and
-  starts any periodic dispatcher process.
+- ``check(config, point)``: problems that need the resolved sweep point (N, the
+  dispatchers, the arrival rate), as ``{field: problem}``; ``check_speeds``:
+  whether given server speeds provably overload some server under this policy.
+- ``__init__(model, config)``: wires the server side (hooks on the servers) and
+  starts any periodic dispatcher process; ``model`` is a `views.ModelView`.
 - ``dispatch(dispatcher, job)``: the dispatcher side; sends ``job`` with
   ``dispatcher.send(job, server)`` now or later (when probe replies come back).
+- ``compiled``: the dotted name of its compiled description (a module under
+  ``emulator.compiled.policies``), or None: then only the SimPy engine runs it.
 
-Transport (latency, counting) belongs to `emulator.channels.Channel`; a policy
-only says which messages go where.
+Transport (latency, counting) belongs to the channel (`emulator.model.channels`);
+a policy only says which messages go where. It sees the engine only through
+`emulator.policies.views`, so defining a policy imports no engine.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from typing_extensions import Self
 
 from ..errors import show
-from ..expressions import ExpressionError, evaluate, parse
-
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..job import Job
-    from ..model import Model
+from ..scenario.expressions import ExpressionError, evaluate, parse
+from .views import DispatcherView, JobView, ModelView, PointView
 
 
 def _check_expression(value: Any) -> Any:
@@ -40,7 +45,13 @@ def _check_expression(value: Any) -> Any:
     return value
 
 
-IntOrExpr = Annotated[Annotated[int, Field(ge=1)] | str, BeforeValidator(_check_expression)]
+class _Expression:
+    """Marks a field whose value may be an expression in N (see `PolicyConfig.resolve`)."""
+
+
+EXPRESSION = _Expression()
+
+IntOrExpr = Annotated[Annotated[int, Field(ge=1)] | str, BeforeValidator(_check_expression), EXPRESSION]
 """An integer >= 1, or an arithmetic expression in N evaluated per sweep point."""
 
 
@@ -48,7 +59,52 @@ class PolicyConfig(BaseModel):
     """Parameters shared by every policy."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+    name: str
     label: str | None = Field(None, description="display label in tables; default from the parameters")
+
+    @classmethod
+    def expressions(cls) -> tuple[str, ...]:
+        """The fields that may be expressions in N (annotated `IntOrExpr`)."""
+        return tuple(key for key, field in cls.model_fields.items() if EXPRESSION in field.metadata
+                     or any(EXPRESSION in getattr(arg, "__metadata__", ()) for arg in _members(field.annotation)))
+
+    def resolve(self, n: int) -> Self:
+        """This configuration at ``N = n``: every expression evaluated to a whole number >= 1.
+
+        Raises `ResolveError` naming the field.
+        """
+        update: dict[str, int] = {}
+        for key in self.expressions():
+            value = getattr(self, key)
+            if value is None:  # an optional parameter left out (JIQ's d)
+                continue
+            try:
+                resolved = resolve_int(value, n)
+            except ExpressionError as exc:
+                raise ResolveError(key, f"'{value}' {exc}") from None
+            except ValueError as exc:
+                raise ResolveError(key, str(exc)) from None
+            if resolved < 1:
+                raise ResolveError(key, f"expected >= 1, got {resolved} at N={n}")
+            update[key] = resolved
+        return self.model_copy(update=update) if update else self
+
+    def params(self) -> dict[str, Any]:
+        """The parameters as plain data (without ``name`` and ``label``), e.g. for theory lookups."""
+        return self.model_dump(exclude={"name", "label"})
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The members of a union annotation (``IntOrExpr | None``), or the annotation itself."""
+    return (annotation, *getattr(annotation, "__args__", ()))
+
+
+class ResolveError(ValueError):
+    """A policy parameter that does not resolve at a sweep point: ``key`` and the problem."""
+
+    def __init__(self, key: str, problem: str) -> None:
+        super().__init__(f"{key}: {problem}")
+        self.key, self.problem = key, problem
 
 
 def resolve_int(value: int | str, n: int) -> int:
@@ -68,28 +124,39 @@ class Policy:
     name: ClassVar[str]
     Config: ClassVar[type[PolicyConfig]]
     messages: ClassVar[str]
-    expressions: ClassVar[tuple[str, ...]] = ()  # parameters that may be expressions in N
+    compiled: ClassVar[str | None] = None
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
+    def __init__(self, model: ModelView, config: Any) -> None:
         self.model = model
+        self.config = config
         # Bound once: the policies reach these on every job.
         self.uniforms = model.uniforms
         self.channel = model.channel
         self.dispatchers = model.dispatchers
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
+    def label(cls, config: Any) -> str:
         return cls.name
 
     @classmethod
-    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
+    def check(cls, config: Any, point: PointView) -> dict[str, str]:
         """Checks that need the resolved sweep point: ``{field: problem}``; empty if fine."""
-        d = params.get("d")
-        if d is not None and d > servers and not params.get("replace", False):
-            return {"d": f"expected at most N={servers} servers to sample, got {d}"}
+        d = getattr(config, "d", None)
+        if isinstance(d, int) and d > point.servers and not getattr(config, "replace", False):
+            return {"d": f"expected at most N={point.servers} servers to sample, got {d}"}
         return {}
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    @classmethod
+    def check_speeds(cls, config: Any, speeds: Sequence[float], work: float) -> str | None:
+        """Whether servers of these speeds are provably overloaded under this policy, whatever their state.
+
+        ``work`` is the work arriving per unit time (arrival rate x mean size). Returns
+        what overloads them, to follow "<label> " in an error line, or None. Policies
+        that look at lengths (JSQ, JIQ, JBT-d) cannot be judged so and return None.
+        """
+        return None
+
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         raise NotImplementedError
 
 
@@ -176,17 +243,17 @@ class ListPolicy(Policy):
     weights: list[float] | None = None
     top_weight = 0.0  # max(weights), set with them: rejection sampling needs it on every pick
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
+    def __init__(self, model: ModelView, config: Any) -> None:
+        super().__init__(model, config)
         for dispatcher in model.dispatchers:
             dispatcher.state = IdList()
 
-    def random_dispatcher(self) -> Dispatcher:
+    def random_dispatcher(self) -> DispatcherView:
         """Where a server's message goes: the dispatcher, or a uniformly random one of several."""
         dispatchers = self.dispatchers
         return dispatchers[0] if len(dispatchers) == 1 else dispatchers[self.uniforms.randrange(len(dispatchers))]
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         listed = dispatcher.state
         servers = dispatcher.servers
         uniforms = self.uniforms
@@ -199,3 +266,52 @@ class ListPolicy(Policy):
             dispatcher.send(job, servers[sid])
         else:
             dispatcher.send(job, servers[uniforms.randrange(len(servers))])
+
+
+def overloaded_by_samples(speeds: Sequence[float], work: float, d: int, replace: bool) -> list[int]:
+    """The smallest set of the k slowest servers that jobs sampling d servers uniformly overload (empty if none).
+
+    A policy that sends each job to one of its d uniformly sampled servers sends a
+    set S of k servers at least ``work`` x P(all d samples in S) work per unit time,
+    P = C(k, d) / C(N, d) (or (k/N)^d with replacement); S is overloaded when that
+    reaches the sum of its speeds, and the k slowest servers are the set most likely
+    to be.
+    """
+    import numpy as np
+    from scipy.special import gammaln
+
+    n = len(speeds)
+    order = np.argsort(speeds, kind="stable")
+    capacity = np.cumsum(np.asarray(speeds, dtype=float)[order])  # of the k slowest, k = 1..N
+    k = np.arange(1, n + 1, dtype=float)
+    if replace:
+        probability = (k / n) ** d
+    else:  # C(k, d) / C(N, d), zero for k < d
+        inside = k >= d
+        probability = np.zeros(n)
+        probability[inside] = np.exp(gammaln(k[inside] + 1) - gammaln(k[inside] - d + 1)
+                                     - gammaln(n + 1) + gammaln(n - d + 1))
+    overloaded = np.nonzero(work * probability >= capacity * (1 + 1e-12))[0]
+    return [] if overloaded.size == 0 else sorted(order[: overloaded[0] + 1].tolist())
+
+
+def overloaded_evenly(speeds: Sequence[float], work: float,
+                      how: str = "sends each server 1/N of the arrivals") -> str | None:
+    """What a policy that sends each server 1/N of the work overloads, or None (random, round robin)."""
+    share = work / len(speeds)  # work per unit time sent to each server
+    slow = [i for i, speed in enumerate(speeds) if speed <= share]
+    if not slow:
+        return None
+    listed = ", ".join(f"{i} (speed {speeds[i]:.3g})" for i in slow[:5])
+    listed += f" and {len(slow) - 5} more" if len(slow) > 5 else ""
+    return f"{how}, {share:.4g} units of work per unit time, which overloads server(s) {listed}"
+
+
+def overloaded_sampling(speeds: Sequence[float], work: float, d: int, replace: bool) -> str | None:
+    """What a policy that joins one of d uniform samples overloads (SQ(d), the threshold model), or None."""
+    slowest = overloaded_by_samples(speeds, work, d, replace)
+    if not slowest:
+        return None
+    listed = ", ".join(str(i) for i in slowest[:10]) + (" ..." if len(slowest) > 10 else "")
+    return f"sends every job whose {d} sampled servers are all among the {len(slowest)} slowest (servers " \
+           f"{listed}) to one of them, more work than their speeds sum to"

@@ -2,24 +2,18 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Generator
+from typing import Any, Literal
 
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
-from simpy.events import Timeout
 
-from ..messages import Kind
+from ..measure.messages import Kind
 from .base import IntOrExpr, ListPolicy, PolicyConfig, queue_length
+from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
-if TYPE_CHECKING:
-    from collections.abc import Generator
-
-    from simpy.events import Event
-
-    from ..dispatcher import Dispatcher
-    from ..job import Job
-    from ..model import Model
-    from ..server import Server
+UPDATE_MESSAGES_PER_JOB = 1000
+"""Threshold-update messages (N + 2d per period) per arriving job, at most: a shorter period is refused."""
 
 # Bound once: reading ``Kind.REPORT`` (an Enum member as a class attribute) costs about
 # 0.1 us on Python 3.11, and a report goes out on a large share of departures.
@@ -113,22 +107,36 @@ class JBTPolicy(ListPolicy):
     Config = JBTConfig
     messages = ("reports: at most the jobs (slotted: decisions) taken from the list, plus N; "
                 "N threshold + 2d per period (+ D-1 threshold with reset)")
-    expressions: ClassVar[tuple[str, ...]] = ("d",)
+    compiled = "emulator.compiled.policies.jbt"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
-        return f"JBT-{params['d']}"
+    def label(cls, config: JBTConfig) -> str:
+        return f"JBT-{config.d}"
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
-        self.d = params["d"]
-        self.period = params["period"]
-        self.strict = params["below"] == "lt"
-        self.rereport = params["rereport"]
-        self.recheck = params["recheck"]
-        self.reset = params["reset"]
+    @classmethod
+    def check(cls, config: JBTConfig, point: PointView) -> dict[str, str]:
+        problems = super().check(config, point)
+        # Each update sends N + 2d messages: a period far below the gap between arrivals
+        # would spend the run on updates.
+        gap = 1.0 / point.rate
+        messages = point.servers + 2 * int(config.d)
+        shortest = messages * gap / UPDATE_MESSAGES_PER_JOB
+        if config.period < shortest:
+            problems["period"] = (
+                f"expected at least {shortest:.4g}, where each update's N + 2d = {messages} messages come to "
+                f"{UPDATE_MESSAGES_PER_JOB:,} per arriving job (mean gap {gap:.4g}), got {config.period:g}")
+        return problems
+
+    def __init__(self, model: ModelView, config: JBTConfig) -> None:
+        super().__init__(model, config)
+        self.d = int(config.d)
+        self.period = config.period
+        self.strict = config.below == "lt"
+        self.rereport = config.rereport
+        self.recheck = config.recheck
+        self.reset = config.reset
         n = len(model.servers)
-        self.threshold = [params["initial_threshold"]] * n  # r as each server knows it
+        self.threshold = [config.initial_threshold] * n  # r as each server knows it
         self.listed = [False] * n
         speeds = [server.speed for server in model.servers]
         if len(set(speeds)) > 1:
@@ -140,7 +148,7 @@ class JBTPolicy(ListPolicy):
         model.env.process(self._updates())
 
     # -- server side -----------------------------------------------------------------
-    def _check(self, server: Server) -> None:
+    def _check(self, server: ServerView) -> None:
         sid = server.id
         if self.listed[sid]:
             return
@@ -150,13 +158,13 @@ class JBTPolicy(ListPolicy):
             self.listed[sid] = True
             self.channel.send(REPORT, _reported, self.random_dispatcher(), sid)
 
-    def _arrived(self, server: Server, job: Job) -> None:
+    def _arrived(self, server: ServerView, job: JobView) -> None:
         if job.via_list:
             self.listed[server.id] = False
             if self.rereport:
                 self._check(server)
 
-    def _new_threshold(self, server: Server, r: int) -> None:
+    def _new_threshold(self, server: ServerView, r: int) -> None:
         self.threshold[server.id] = r
         if self.reset:
             self.listed[server.id] = False
@@ -164,12 +172,13 @@ class JBTPolicy(ListPolicy):
             self._check(server)
 
     # -- dispatcher side -------------------------------------------------------------
-    def _updates(self) -> Generator[Event, Any, None]:
+    def _updates(self) -> Generator[Any, Any, None]:
         """Dispatcher 0's timer: sample d servers, broadcast the smallest length as the threshold."""
         servers = self.model.servers
         channel = self.channel
+        env = self.model.env
         while True:
-            yield Timeout(self.model.env, self.period)
+            yield env.timeout(self.period)
             sampled = [servers[i] for i in self.uniforms.sample(len(servers), self.d)]
 
             def broadcast(lengths: list[int]) -> None:
@@ -187,9 +196,9 @@ class JBTPolicy(ListPolicy):
 
 
 
-def _reported(dispatcher: Dispatcher, sid: int) -> None:
+def _reported(dispatcher: DispatcherView, sid: int) -> None:
     dispatcher.state.add(sid)
 
 
-def _cleared(dispatcher: Dispatcher) -> None:
+def _cleared(dispatcher: DispatcherView) -> None:
     dispatcher.state.clear()

@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import Literal
 
 from pydantic import Field
 
-from ..messages import Kind
+from ..measure.messages import Kind
 from .base import IntOrExpr, ListPolicy, PolicyConfig, shortest
-
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..model import Model
-    from ..server import Server
+from .views import DispatcherView, ModelView, PointView, ServerView
 
 # Bound once: reading ``Kind.IDLE`` (an Enum member as a class attribute) costs about
 # 0.1 us on Python 3.11, and a token goes out on almost every departure at low load.
@@ -62,35 +58,35 @@ class JIQPolicy(ListPolicy):
     name = "jiq"
     Config = JIQConfig
     messages = "1 idle per idle period (at most 1 per job with one dispatcher); JIQ-SQ(d): + 2d"
-    expressions: ClassVar[tuple[str, ...]] = ("d",)
+    compiled = "emulator.compiled.policies.jiq"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
-        label = "JIQ" if params["d"] is None else f"JIQ-SQ({params['d']})"
-        return label if params["memory"] is None else f"{label}(A={params['memory']})"
+    def label(cls, config: JIQConfig) -> str:
+        label = "JIQ" if config.d is None else f"JIQ-SQ({config.d})"
+        return label if config.memory is None else f"{label}(A={config.memory})"
 
     @classmethod
-    def check(cls, params: dict[str, Any], servers: int, dispatchers: int) -> dict[str, str]:
-        d = params["d"]
-        if d is not None and d > dispatchers:
-            return {"d": f"expected at most system.dispatchers={dispatchers} I-queues to sample, got {d}"}
+    def check(cls, config: JIQConfig, point: PointView) -> dict[str, str]:
+        d = config.d
+        if isinstance(d, int) and d > point.dispatchers:
+            return {"d": f"expected at most system.dispatchers={point.dispatchers} I-queues to sample, got {d}"}
         return {}
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
-        self.d = params["d"]
-        self.memory = params["memory"]
+    def __init__(self, model: ModelView, config: JIQConfig) -> None:
+        super().__init__(model, config)
+        self.d = None if config.d is None else int(config.d)
+        self.memory = config.memory
         for server in model.servers:
             server.on_depart = self._departed
         for server in model.servers:
             self._send_token(server)
 
     # -- server side -----------------------------------------------------------------
-    def _departed(self, server: Server) -> None:
+    def _departed(self, server: ServerView) -> None:
         if server.length == 0:
             self._send_token(server)
 
-    def _send_token(self, server: Server) -> None:
+    def _send_token(self, server: ServerView) -> None:
         dispatchers = self.dispatchers
         channel = self.channel
         if self.d is None or len(dispatchers) == 1:
@@ -102,11 +98,11 @@ class JIQPolicy(ListPolicy):
             IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
 
     # -- dispatcher side -------------------------------------------------------------
-    def _token(self, dispatcher: Dispatcher, sid: int) -> None:
+    def _token(self, dispatcher: DispatcherView, sid: int) -> None:
         iqueue = dispatcher.state
         if self.memory is None or len(iqueue) < self.memory:
             iqueue.add(sid)
 
 
-def _iqueue_length(dispatcher: Dispatcher) -> int:
+def _iqueue_length(dispatcher: DispatcherView) -> int:
     return len(dispatcher.state)

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Literal
 
 from .base import Policy, PolicyConfig, queue_length, shortest
-
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..job import Job
-    from ..model import Model
-    from ..server import Server
+from .views import DispatcherView, JobView, ModelView, ServerView
 
 
 class JSQConfig(PolicyConfig):
@@ -45,7 +40,7 @@ class LengthIndex:
         self.position[sid] = len(target)
         target.append(sid)
 
-    def arrived(self, server: Server, job: Job) -> None:
+    def arrived(self, server: ServerView, job: JobView) -> None:
         sid, new = server.id, server.length
         old = self.length[sid]
         if new == old:  # blocked, or a batch whose first job already moved it (slotted time)
@@ -56,7 +51,7 @@ class LengthIndex:
             while not self.buckets[self.low]:
                 self.low += 1
 
-    def departed(self, server: Server) -> None:
+    def departed(self, server: ServerView) -> None:
         sid, new = server.id, server.length
         self._move(sid, self.length[sid], new)
         self.length[sid] = new
@@ -86,13 +81,14 @@ class JSQPolicy(Policy):
     name = "jsq"
     Config = JSQConfig
     messages = "2N per job (N query + N reply)"
+    compiled = "emulator.compiled.policies.jsq"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
+    def label(cls, config: JSQConfig) -> str:
         return "JSQ"
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
+    def __init__(self, model: ModelView, config: JSQConfig) -> None:
+        super().__init__(model, config)
         self.index: LengthIndex | None = None
         if model.channel.instant:
             self.index = LengthIndex(len(model.servers))
@@ -100,7 +96,7 @@ class JSQPolicy(Policy):
                 server.on_arrive = self.index.arrived
                 server.on_depart = self.index.departed
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
         if self.index is not None:
             channel = dispatcher.channel

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
-from .base import Policy, PolicyConfig
-
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..job import Job
+from .base import Policy, PolicyConfig, overloaded_evenly
+from .views import DispatcherView, JobView
 
 
 class RandomConfig(PolicyConfig):
@@ -30,11 +28,16 @@ class RandomPolicy(Policy):
     name = "random"
     Config = RandomConfig
     messages = "0 per job"
+    compiled = "emulator.compiled.policies.random"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
+    def label(cls, config: RandomConfig) -> str:
         return "Random"
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    @classmethod
+    def check_speeds(cls, config: RandomConfig, speeds: Sequence[float], work: float) -> str | None:
+        return overloaded_evenly(speeds, work)
+
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
         dispatcher.send(job, servers[self.uniforms.randrange(len(servers))])

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Sequence
+from typing import Literal
 
-from .base import Policy, PolicyConfig
-
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..job import Job
-    from ..model import Model
+from .base import Policy, PolicyConfig, overloaded_evenly
+from .views import DispatcherView, JobView, ModelView
 
 
 class RoundRobinConfig(PolicyConfig):
@@ -31,18 +28,23 @@ class RoundRobinPolicy(Policy):
     name = "round_robin"
     Config = RoundRobinConfig
     messages = "0 per job"
+    compiled = "emulator.compiled.policies.round_robin"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
+    def label(cls, config: RoundRobinConfig) -> str:
         return "RR"
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
+    @classmethod
+    def check_speeds(cls, config: RoundRobinConfig, speeds: Sequence[float], work: float) -> str | None:
+        return overloaded_evenly(speeds, work, "sends each server every N-th arrival")
+
+    def __init__(self, model: ModelView, config: RoundRobinConfig) -> None:
+        super().__init__(model, config)
         n, dispatchers = len(model.servers), model.dispatchers
         for dispatcher in dispatchers:
             dispatcher.state = dispatcher.id * n // len(dispatchers)
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
         position = dispatcher.state
         dispatcher.state = position + 1 if position + 1 < len(servers) else 0

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
-from .base import IntOrExpr, Policy, PolicyConfig, queue_length, shortest
+from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length, shortest
+from .views import DispatcherView, JobView, ModelView
 
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..job import Job
-    from ..model import Model
 
 class SQDConfig(PolicyConfig):
     name: Literal["sqd"] = "sqd"
@@ -41,19 +39,23 @@ class SQDPolicy(Policy):
     name = "sqd"
     Config = SQDConfig
     messages = "2d per job (d query + d reply)"
-    expressions: ClassVar[tuple[str, ...]] = ("d",)
+    compiled = "emulator.compiled.policies.sqd"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
-        return f"SQ({params['d']})"
+    def label(cls, config: SQDConfig) -> str:
+        return f"SQ({config.d})"
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
-        self.d = params["d"]
-        self.replace = params["replace"]
+    @classmethod
+    def check_speeds(cls, config: SQDConfig, speeds: Sequence[float], work: float) -> str | None:
+        return overloaded_sampling(speeds, work, int(config.d), config.replace)
+
+    def __init__(self, model: ModelView, config: SQDConfig) -> None:
+        super().__init__(model, config)
+        self.d = int(config.d)
+        self.replace = config.replace
         self.pair = self.d == 2 and not self.replace
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
         uniforms = self.uniforms
         channel = dispatcher.channel

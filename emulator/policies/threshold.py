@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from collections.abc import Sequence
+from typing import Literal
 
 from pydantic import Field
 
-from .base import IntOrExpr, Policy, PolicyConfig, queue_length
-
-if TYPE_CHECKING:
-    from ..dispatcher import Dispatcher
-    from ..job import Job
-    from ..model import Model
-    from ..server import Server
+from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length
+from .views import DispatcherView, JobView, ModelView, ServerView
 
 
 class ThresholdConfig(PolicyConfig):
@@ -39,24 +35,28 @@ class ThresholdPolicy(Policy):
     name = "threshold"
     Config = ThresholdConfig
     messages = "2 per probe, at most 2d per job"
-    expressions: ClassVar[tuple[str, ...]] = ("d",)
+    compiled = "emulator.compiled.policies.threshold"
 
     @classmethod
-    def label(cls, params: dict[str, Any]) -> str:
-        return f"Thr({params['d']},{params['threshold']})"
+    def label(cls, config: ThresholdConfig) -> str:
+        return f"Thr({config.d},{config.threshold})"
 
-    def __init__(self, model: Model, params: dict[str, Any]) -> None:
-        super().__init__(model, params)
-        self.d = params["d"]
-        self.threshold = params["threshold"]
-        self.replace = params["replace"]
+    @classmethod
+    def check_speeds(cls, config: ThresholdConfig, speeds: Sequence[float], work: float) -> str | None:
+        return overloaded_sampling(speeds, work, int(config.d), config.replace)
 
-    def dispatch(self, dispatcher: Dispatcher, job: Job) -> None:
+    def __init__(self, model: ModelView, config: ThresholdConfig) -> None:
+        super().__init__(model, config)
+        self.d = int(config.d)
+        self.threshold = config.threshold
+        self.replace = config.replace
+
+    def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
         order = self.uniforms.sample(len(servers), self.d, self.replace)
         self._probe(dispatcher, job, [servers[i] for i in order], 0)
 
-    def _probe(self, dispatcher: Dispatcher, job: Job, probes: list[Server], i: int) -> None:
+    def _probe(self, dispatcher: DispatcherView, job: JobView, probes: list[ServerView], i: int) -> None:
         server = probes[i]
 
         def on_reply(lengths: list[int]) -> None:

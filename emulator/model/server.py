@@ -19,9 +19,9 @@ from typing import Any
 import simpy
 from simpy.events import NORMAL, Timeout
 
+from ..measure.occupancy import Occupancy
+from ..measure.recorder import Recorder
 from .job import Job
-from .metrics import Recorder
-from .occupancy import Occupancy
 
 
 class Server:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import simpy
 
 from .messages import KINDS
+
+if TYPE_CHECKING:
+    import simpy
 from .occupancy import OCCUPANCY_METRICS, Occupancy
 
 METRICS: tuple[str, ...] = (

@@ -8,7 +8,7 @@ from .channels import Channel
 from .job import Job
 
 if TYPE_CHECKING:
-    from .policies.base import Policy
+    from ..policies.base import Policy
 
 
 class Dispatcher:

@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import simpy
 from simpy.events import Timeout
 
-from .messages import Kind
-from .metrics import Recorder
+from ..measure.messages import Kind
+from ..measure.recorder import Recorder
 
 T = TypeVar("T")
 

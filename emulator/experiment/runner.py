@@ -14,9 +14,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from .config import Point, ResolvedPolicy, Scenario
-from .errors import RunError
-from .streams import replication_seed
+from ..errors import RunError
+from ..scenario.schema import ResolvedPolicy
+from ..scenario.sweep import Point, Scenario
+from ..workload.streams import replication_seed
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,13 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
     ``progress``, if given, is called with the number of measured jobs finished
     so far, every few thousand jobs (for a progress bar on long single runs).
     """
-    from .model import build_model
+    from ..model.build import build_model
     from .results import identity
 
     started = time.perf_counter()
     engine = choose_engine(task.point, task.policy)
     if engine == "compiled":
-        from . import compiled
+        from .. import compiled
 
         recorder = compiled.record(task.point, task.policy, task.seed, progress)
         metrics = recorder.metrics()
@@ -82,7 +83,7 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     wanted = point.scenario.run.engine
     if wanted == "simpy":
         return "simpy"
-    from . import compiled
+    from .. import compiled
 
     if compiled.supports(point, policy) is not None:
         return "simpy"

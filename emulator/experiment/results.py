@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from .config import Point, ResolvedPolicy
-from .metrics import METRICS
+from ..measure.recorder import METRICS
+from ..scenario.schema import ResolvedPolicy
+from ..scenario.sweep import Point
 
 
 def identity(point: Point, policy: ResolvedPolicy) -> dict[str, Any]:

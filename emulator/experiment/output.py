@@ -11,7 +11,7 @@ import yaml
 
 
 def _scenario_text(scenario: Any) -> str:
-    from . import __version__
+    from .. import __version__
 
     # The version goes in a comment, so that the file is a scenario lbemu runs as it is.
     return f"# resolved by lbemu {__version__}\n" + yaml.safe_dump(scenario.to_dict(), sort_keys=False)
@@ -24,7 +24,7 @@ def write_scenario(out: Path, scenario: Any) -> None:
     the files of a run: `ScenarioError` if ``scenario.yaml`` cannot be written, or
     ``runs.csv`` or ``summary.csv`` exist and cannot be written.
     """
-    from .errors import ScenarioError
+    from ..errors import ScenarioError
 
     path = out / "scenario.yaml"
     try:
@@ -46,7 +46,7 @@ def write_results(out: Path, results: Any) -> None:
     are written when they have rows. `RunError` if one cannot be written (e.g. the disk
     is full): the store keeps the results.
     """
-    from .errors import RunError
+    from ..errors import RunError
 
     path = out / "scenario.yaml"
     try:
@@ -81,7 +81,7 @@ def read_summary(folder: str | Path) -> Any:
     """
     import pandas as pd
 
-    from .errors import ScenarioError
+    from ..errors import ScenarioError
 
     path = Path(folder) / "summary.csv"
     if not path.is_file():
@@ -102,7 +102,7 @@ def read_summary(folder: str | Path) -> Any:
 
 def _check_complete(text: str, folder: Path) -> None:
     """`ScenarioError` if ``text``, a summary.csv, was cut short: lbemu writes whole rows and a final newline."""
-    from .errors import ScenarioError
+    from ..errors import ScenarioError
 
     rows = list(csv.reader(io.StringIO(text), strict=True))
     if not rows:
@@ -126,7 +126,7 @@ def expect_numbers(summary: Any, columns: Any) -> None:
     """
     import pandas as pd
 
-    from .errors import ScenarioError, show
+    from ..errors import ScenarioError, show
 
     for column in columns:
         if column not in summary.columns:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .errors import RunError, ScenarioError, show
+from ..errors import RunError, ScenarioError, show
 
 FILENAME = "store.sqlite"
 # Keys that may change between runs in the same folder without invalidating stored tasks:

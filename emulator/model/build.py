@@ -7,24 +7,26 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import accumulate
 from typing import Any
 
 import simpy
 from simpy.events import Timeout
 
-from . import arrivals, slotted
+from ..measure.occupancy import Occupancy, theory_mean
+from ..measure.recorder import Recorder
+from ..policies import REGISTRY
+from ..policies.base import Policy
+from ..scenario.schema import ResolvedPolicy, SlotConfig
+from ..scenario.sweep import Point
+from ..workload import arrivals
+from ..workload.speeds import draw_speeds
+from ..workload.streams import Uniforms, generator
+from . import slotted
 from .channels import Channel
-from .config import LawConfig, Point, ResolvedPolicy, SlotConfig
 from .dispatcher import Dispatcher
 from .job import Job
-from .limits import can_be_unstable, check_oblivious, check_speeds
-from .metrics import Recorder
-from .occupancy import Occupancy, theory_mean
-from .policies import REGISTRY
-from .policies.base import Policy
 from .server import SERVERS, Server
-from .streams import Uniforms, generator
 
 
 @dataclass
@@ -71,7 +73,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     else:
         channel = Channel(env, recorder, None if latency.mean == 0
                           else latency.law().sampler(generator(seed, "network")))
-    speeds, rate = _speeds(point, policy, seed)
+    speeds, rate = draw_speeds(point, policy, seed)
     busy: set[int] = set()  # slotted time: the ids of servers with jobs, shared with the slot clock
     servers: list[Server]
     if system.time == "slotted":
@@ -87,7 +89,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
     dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate)
-    model.policy = REGISTRY[policy.name](model, policy.params)
+    model.policy = REGISTRY[policy.name](model, policy.config)
     for dispatcher in dispatchers:
         dispatcher.policy = model.policy
 
@@ -112,26 +114,6 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
             sizes = iter(trace_sizes.tolist())
     env.process(_source(env, gaps, sizes, dispatchers, split, recorder, bounds))
     return model
-
-
-def _speeds(point: Point, policy: ResolvedPolicy, seed: int) -> tuple[tuple[float, ...], float]:
-    """The servers' speeds and the arrival rate of one replication.
-
-    Speeds given as a law are drawn here, once per replication, from their own
-    stream: every policy of the replication sees the same servers. The load is
-    against the drawn total capacity, so the rate is the point's load times it.
-    """
-    scenario = point.scenario
-    system = scenario.system
-    if not isinstance(system.speeds, LawConfig):
-        return system.speeds or (1.0,) * system.servers, point.rate
-    speeds = tuple(islice(system.speeds.law().sampler(generator(seed, "speeds")), system.servers))
-    rate = point.load * sum(speeds) / scenario.workload.service.mean
-    drawn = f" (drawn with seed {seed})"
-    check_speeds(scenario, speeds, rate, drawn)  # validation saw the law's typical draws only: these are the draws
-    if can_be_unstable(scenario):
-        check_oblivious(policy, speeds, rate, scenario.workload.service.mean, drawn)
-    return speeds, rate
 
 
 def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],

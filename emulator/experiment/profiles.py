@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import QuantileSketch
+from ..measure.recorder import QuantileSketch
 
 ARRAY_KEYS = ("occupancy", "total_jobs", "response_bins")
 """Row entries that are arrays, not runs.csv columns."""

@@ -22,7 +22,7 @@ import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.reader import ReaderError
 
-from .errors import ScenarioError
+from ..errors import ScenarioError
 
 
 class _Loader(yaml.SafeLoader):

@@ -38,13 +38,13 @@ import numpy as np
 import simpy
 from simpy.events import URGENT, Timeout
 
+from ..measure.messages import Kind
+from ..measure.recorder import Recorder
+from ..workload.streams import BATCH, Uniforms
 from .channels import Channel
 from .dispatcher import Dispatcher
 from .job import Job
-from .messages import Kind
-from .metrics import Recorder
 from .server import Server
-from .streams import BATCH, Uniforms
 
 ROWS = 1024  # slots of capacities drawn per numpy batch
 

@@ -14,12 +14,13 @@ from collections.abc import Sequence
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from .arrivals import gaps
-from .config import LawConfig
-from .errors import ScenarioError
+from ..errors import ScenarioError
+from ..policies import REGISTRY
+from ..workload.arrivals import gaps, read_trace
+from .schema import LawConfig, ResolvedPolicy, SystemConfig
 
 if TYPE_CHECKING:
-    from .config import ResolvedPolicy, Scenario
+    from .schema import ScenarioSchema as Scenario
 
 MAX_SERVERS = 1_000_000
 """Servers per replication: each is a SimPy process and a few objects (about 1 kB)."""
@@ -33,8 +34,6 @@ MAX_IN_SERVICE = 1_000_000
 """Jobs in service at once in server pools, on average: each holds memory (a job and its timer)."""
 SWITCHES_PER_GAP = 100
 """MMPP-2 high/low cycles per mean inter-arrival gap, at most: faster is Poisson, at 200 draws per job."""
-UPDATE_MESSAGES_PER_JOB = 1000
-"""JBT-d threshold-update messages (N + 2d per period) per arriving job, at most."""
 MAX_RUN_LENGTH = 1e12
 """A continuous-time run's length, in mean service times of the fastest server, at most: arrival times up to
 that are resolved to 1e12 x 2.2e-16, about 2e-4 of a service time; beyond, service times drown in their rounding."""
@@ -53,12 +52,6 @@ MAX_POISSON_MEAN = 1e18
 DENOMINATOR = 1_000_000
 """Deterministic arrivals per slot are a fraction with at most this denominator (`slotted.arrival_counts`)."""
 DEFAULT_SWITCH_RATE = inspect.signature(gaps).parameters["switch_rate"].default
-OBLIVIOUS = {"random": "sends each server 1/N of the arrivals",
-             "round_robin": "sends each server every N-th arrival"}
-"""Policies whose arrival share at a server ignores its speed: unstable where that share exceeds it."""
-SAMPLING = ("sqd", "threshold")
-"""Policies that send every job to one of d servers sampled uniformly: a set S of servers receives at least
-the jobs whose whole sample falls in S, whatever the queue lengths."""
 
 
 def check_size(scenario: Scenario) -> None:
@@ -198,15 +191,6 @@ def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence
             f"gap, {SWITCHES_PER_GAP} x arrival rate = {SWITCHES_PER_GAP * rate:.4g} (faster switching is "
             f"Poisson arrivals at great cost), got {switch_rate:g}"
             + ("" if arrivals.switch_rate is not None else " (the default)"))
-    for i, policy in enumerate(policies):
-        if policy.name == "jbt":
-            messages = system.servers + 2 * policy.params["d"]
-            shortest = messages * gap / UPDATE_MESSAGES_PER_JOB
-            if policy.params["period"] < shortest:
-                raise ScenarioError(
-                    f"policies.{i}.period: expected at least {shortest:.4g}, where each update's N + 2d = "
-                    f"{messages} messages come to {UPDATE_MESSAGES_PER_JOB:,} per arriving job (mean gap "
-                    f"{gap:.4g}), got {policy.params['period']:g}")
     if isinstance(system.speeds, tuple) and can_be_unstable(scenario):
         for policy in policies:
             check_oblivious(policy, system.speeds, rate, mean)
@@ -295,7 +279,7 @@ def _check_slot_count(scenario: Scenario, rate: float, slowest: float, slow_key:
     high/low cycle 1/switch_rate (a run shorter than a cycle may wait out a whole
     low period). The error names the key of the largest part.
     """
-    from .slotted import ROWS
+    from ..model.slotted import ROWS
 
     system, run, arrivals = scenario.system, scenario.run, scenario.workload.arrivals
     arriving = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
@@ -329,52 +313,79 @@ def check_oblivious(policy: ResolvedPolicy, speeds: Sequence[float], rate: float
                     drawn: str = "") -> None:
     """Refuse a policy that provably gives some servers more work than their speeds can serve.
 
-    Random and round-robin routing send server i rate/N jobs per unit time, each
-    needing mean/speed_i of service: server i is unstable when rate/N * mean >=
-    speed_i, whatever the others do. SQ(d) and the threshold policy send a job to
-    one of its d uniformly sampled servers, so a set S of k servers receives at
-    least rate * P(all d samples in S) jobs per unit time, P = C(k, d)/C(N, d)
-    (or (k/N)^d with replacement); S is unstable when that work reaches the sum
-    of its speeds, and the k slowest servers are the set most likely to be.
-    Policies that look for idle or short queues first (JSQ, JIQ, JBT-d) are not
-    refused: how much they send to a slow server depends on the state. ``drawn``
-    says where drawn speeds come from.
+    The policy says (`Policy.check_speeds`): random and round-robin routing send each
+    server 1/N of the work, SQ(d) and the threshold policy overload the slowest
+    servers when jobs whose d samples all fall among them bring more work than
+    their speeds; policies that look for idle or short queues first (JSQ, JIQ,
+    JBT-d) cannot be judged without the state, and are not refused. ``drawn`` says
+    where drawn speeds come from.
     """
-    if policy.name in OBLIVIOUS:
-        share = rate / len(speeds) * mean  # work per unit time sent to each server
-        slow = [i for i, speed in enumerate(speeds) if speed <= share]
-        if slow:
-            listed = ", ".join(f"{i} (speed {speeds[i]:.3g})" for i in slow[:5])
-            listed += f" and {len(slow) - 5} more" if len(slow) > 5 else ""
-            raise ScenarioError(
-                f"system.speeds{drawn}: {policy.label} {OBLIVIOUS[policy.name]}, {share:.4g} units of work per "
-                f"unit time, which overloads server(s) {listed}; expected a speed-aware policy, a lower load "
-                f"or allow_unstable: true")
-    elif policy.name in SAMPLING:
-        slowest = _overloaded_slowest(speeds, rate * mean, policy.params["d"], policy.params["replace"])
-        if slowest:
-            listed = ", ".join(str(i) for i in slowest[:10]) + (" ..." if len(slowest) > 10 else "")
-            raise ScenarioError(
-                f"system.speeds{drawn}: {policy.label} sends every job whose {policy.params['d']} sampled servers "
-                f"are all among the {len(slowest)} slowest (servers {listed}) to one of them, more work than "
-                f"their speeds sum to; expected a speed-aware policy, a lower load or allow_unstable: true")
+    problem = REGISTRY[policy.name].check_speeds(policy.config, speeds, rate * mean)
+    if problem is not None:
+        raise ScenarioError(f"system.speeds{drawn}: {policy.label} {problem}; expected a speed-aware policy, a "
+                            f"lower load or allow_unstable: true")
 
 
-def _overloaded_slowest(speeds: Sequence[float], work: float, d: int, replace: bool) -> list[int]:
-    """The smallest set of the k slowest servers that the samples of d alone overload (empty if none)."""
-    import numpy as np
-    from scipy.special import gammaln
+def check_slotted(scenario: Scenario) -> None:
+    """What slotted time cannot run: each gets one line naming the key."""
+    system, workload = scenario.system, scenario.workload
+    arrivals, service = workload.arrivals, workload.service
+    if system.discipline != "fifo":
+        raise ScenarioError(f"system.discipline: expected fifo in slotted time, got {system.discipline!r}")
+    if arrivals.kind == "trace":
+        raise ScenarioError("workload.arrivals.kind: expected poisson, batch_poisson, mmpp2 or deterministic "
+                            "in slotted time (counts per slot), got 'trace'")
+    if arrivals.kind == "mmpp2":
+        b, c = arrivals.burstiness or 2.0, arrivals.switch_rate or 0.1
+        if (b + 1.0) * c > 1.0:
+            raise ScenarioError(f"workload.arrivals.switch_rate: expected at most 1/(burstiness+1) = "
+                                f"{1.0 / (b + 1.0):.4g} in slotted time (it sets the per-slot probability "
+                                f"(b+1)*switch_rate of leaving the high state), got {c:g}")
+    if scenario.network.latency.mean != 0:
+        raise ScenarioError(f"network.latency.mean: expected 0 in slotted time (messages arrive within the "
+                            f"slot), got {scenario.network.latency.mean:g}")
+    if service.kind not in ("deterministic", "exponential"):
+        raise ScenarioError(f"workload.service.kind: expected deterministic (constant capacity per slot) or "
+                            f"exponential (Poisson capacity per slot) in slotted time, got {service.kind!r}")
+    if service.kind == "deterministic":
+        if isinstance(system.speeds, LawConfig):
+            raise ScenarioError("system.speeds: expected a list of speeds with deterministic service in slotted "
+                                "time (whole jobs per slot), got a law")
+        for speed in system.speeds or (1.0,):
+            mu = speed / service.mean
+            if abs(mu - round(mu)) > 1e-9 or round(mu) < 1:
+                raise ScenarioError(f"workload.service.mean: expected speed / mean to be a whole number of "
+                                    f"jobs per slot with deterministic service in slotted time, got "
+                                    f"{speed:g} / {service.mean:g} = {mu:.4g}")
+    for i, entry in enumerate(scenario.policies):
+        period = getattr(entry, "period", None)
+        if isinstance(period, (int, float)) and period != round(period):
+            raise ScenarioError(f"policies.{i}.period: expected a whole number of slots in slotted time, "
+                                f"got {period:g}")
 
-    n = len(speeds)
-    order = np.argsort(speeds, kind="stable")
-    capacity = np.cumsum(np.asarray(speeds, dtype=float)[order])  # of the k slowest, k = 1..N
-    k = np.arange(1, n + 1, dtype=float)
-    if replace:
-        probability = (k / n) ** d
-    else:  # C(k, d) / C(N, d), zero for k < d
-        inside = k >= d
-        probability = np.zeros(n)
-        probability[inside] = np.exp(gammaln(k[inside] + 1) - gammaln(k[inside] - d + 1)
-                                     - gammaln(n + 1) + gammaln(n - d + 1))
-    overloaded = np.nonzero(work * probability >= capacity * (1 + 1e-12))[0]
-    return [] if overloaded.size == 0 else sorted(order[: overloaded[0] + 1].tolist())
+
+def expected_capacity(system: SystemConfig) -> float:
+    """The total service rate: the sum of the speeds; with a law of speeds, N times its mean."""
+    if isinstance(system.speeds, tuple):
+        return sum(system.speeds)
+    if isinstance(system.speeds, LawConfig):
+        return system.servers * system.speeds.mean
+    return float(system.servers)
+
+
+def check_trace(scenario: Scenario) -> tuple[float, float]:
+    """Check a trace file; return its arrival rate and mean job size."""
+    path = scenario.workload.arrivals.path
+    try:
+        times, sizes = read_trace(path)  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ScenarioError(f"workload.arrivals.path: {exc}") from None
+    needed = scenario.run.jobs + scenario.run.warmup_jobs
+    if len(times) < needed:
+        raise ScenarioError(f"workload.arrivals.path: expected at least run.warmup_jobs + run.jobs = "
+                            f"{needed} arrivals, got {len(times)} in '{path}'")
+    span = float(times[-1])
+    if span <= 0:
+        raise ScenarioError(f"workload.arrivals.path: expected arrivals spread over time, '{path}' has all at 0")
+    mean_size = float(sizes.mean()) if sizes is not None else scenario.workload.service.mean
+    return len(times) / span, mean_size

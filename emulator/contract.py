@@ -1,0 +1,344 @@
+"""The policy contract as a public check: `check_policy` runs on any policy what lbemu runs on its own.
+
+In the manner of scikit-learn's ``check_estimator``: a policy written outside
+lbemu is registered (`emulator.register_policy`) and then checked here, by the
+same functions the project's tests parametrize over every built-in policy
+(`policy_checks`). Each check raises `AssertionError` saying what failed:
+
+- ``documented``: the class and its Config follow the contract (a ``name`` literal,
+  extra keys forbidden, every parameter described, a References section, a
+  message count, a label);
+- ``validates``: it validates through a scenario, refuses an unknown parameter and
+  a value of the wrong type in one line naming the key, and takes a label;
+- ``runs_everywhere``: it runs in every system the emulator models (latency,
+  several dispatchers, pools with capacity, heterogeneous speeds, one server),
+  conserves jobs, keeps FIFO order and Little's law as sample-path identities;
+- ``accounts_messages``: every message it sends is counted once, by kind, through
+  the channel, and with zero latency every query has its reply;
+- ``reproducible``: the same seed gives the same row, another seed another;
+- ``same_on_both_engines``: where it has a compiled form, the compiled engine's
+  rows equal SimPy's (repr) in every system without latency;
+- ``listed``: ``lbemu policies`` lists it with its message count.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import io
+import math
+import re
+import typing
+from collections.abc import Callable
+from typing import Any
+
+from .errors import ScenarioError
+from .measure.messages import KINDS
+from .policies import REGISTRY
+from .policies.base import Policy, PolicyConfig
+
+POISSON = {"arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1}}
+SYSTEMS: dict[str, dict[str, Any]] = {
+    "plain": {},
+    "latency": {"latency": {"kind": "deterministic", "mean": 0.1}},
+    "random-latency": {"latency": {"kind": "exponential", "mean": 0.2}},
+    "dispatchers-3": {"dispatchers": 3},
+    "dispatchers-3-latency": {"dispatchers": 3, "latency": {"kind": "deterministic", "mean": 0.05}},
+    "pool-capacity": {"discipline": "pool", "capacity": 2, "load": 1.5},
+    "fifo-capacity": {"capacity": 2},
+    # Speed-oblivious policies overload the two slow servers here (refused unless allowed); the run is short.
+    "speeds": {"speeds": [0.5, 1.0, 1.5, 3.0], "allow_unstable": True},
+    "speeds-pool-latency": {"speeds": [0.5, 1.0, 1.5, 3.0], "discipline": "pool", "capacity": 3,
+                            "load": 1.2, "latency": {"kind": "deterministic", "mean": 0.1}},
+    "one-server": {"servers": 1},
+}
+"""The systems every policy must run in: each a set of `simulate`-style options over 4 servers."""
+
+
+def check_policy(cls: type[Policy]) -> None:
+    """Run every contract check on a policy class; raise `AssertionError` naming the first that fails.
+
+    The class must be registered (`emulator.register_policy`), since the checks run
+    it from scenarios by its name.
+
+    Examples
+    --------
+    >>> from emulator.policies import REGISTRY
+    >>> check_policy(REGISTRY["random"])
+    """
+    for name, check in policy_checks(cls):
+        try:
+            check()
+        except AssertionError as exc:
+            raise AssertionError(f"{cls.__name__} fails {name}: {exc}") from exc
+
+
+def policy_checks(cls: type[Policy]) -> list[tuple[str, Callable[[], None]]]:
+    """The contract's checks of ``cls``, as ``(name, check)``; each check raises `AssertionError`."""
+    return [(name, _bound(check, cls)) for name, check in _CHECKS.items()]
+
+
+def _bound(check: Callable[[type[Policy]], None], cls: type[Policy]) -> Callable[[], None]:
+    return lambda: check(cls)
+
+
+# -- what a policy entry looks like in a scenario ------------------------------------------
+def entry(cls: type[Policy], servers: int = 4) -> dict[str, Any]:
+    """The policy with its defaults, as a scenario entry; a sampling ``d`` kept within ``servers``."""
+    config = _defaults(cls).resolve(servers)
+    data: dict[str, Any] = {"name": cls.name}
+    d = getattr(config, "d", None)
+    if isinstance(d, int) and "d" in type(config).expressions() and d > servers:
+        data["d"] = servers
+    return data
+
+
+def _defaults(cls: type[Policy]) -> PolicyConfig:
+    """The policy's configuration with every default."""
+    return cls.Config.model_validate({"name": cls.name})
+
+
+def _params(cls: type[Policy], servers: int) -> dict[str, Any]:
+    return {k: v for k, v in entry(cls, servers).items() if k != "name"}
+
+
+def _registered(cls: type[Policy]) -> None:
+    assert REGISTRY.get(cls.name) is cls, (f"{cls.__name__} is not registered under {cls.name!r}: call "
+                                          f"emulator.register_policy({cls.__name__}) first")
+
+
+# -- the checks ----------------------------------------------------------------------------
+def documented(cls: type[Policy]) -> None:
+    assert isinstance(cls, type) and issubclass(cls, Policy), f"{cls!r} is not a Policy subclass"
+    assert isinstance(cls.name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", cls.name), \
+        f"name {cls.name!r}: expected lower-case letters, digits and _"
+    assert issubclass(cls.Config, PolicyConfig), "Config must subclass PolicyConfig"
+    name_field = cls.Config.model_fields["name"]
+    assert typing.get_args(name_field.annotation) == (cls.name,) and name_field.default == cls.name, \
+        f"Config needs name: Literal[{cls.name!r}] = {cls.name!r}"
+    assert cls.Config.model_config.get("extra") == "forbid", "Config must forbid unknown keys"
+    for field, info in cls.Config.model_fields.items():
+        if field not in ("name", "label"):
+            assert info.description, f"parameter {field} has no description (shown by `lbemu policies`)"
+    doc = inspect.getdoc(cls) or ""
+    assert re.search(r"^References\n-{10}", doc, re.MULTILINE), "the docstring needs a References section"
+    assert re.search(r"\.\. \[1\] ", doc), "References need at least one entry"
+    assert isinstance(cls.messages, str) and cls.messages.strip(), "messages must say the control-message cost"
+    label = cls.label(_defaults(cls).resolve(10))
+    assert isinstance(label, str) and label.strip(), "label must be a non-empty string"
+
+
+def validates(cls: type[Policy]) -> None:
+    from .scenario.sweep import Scenario
+
+    _registered(cls)
+    scenario = Scenario.from_dict({"policies": [entry(cls)], "system": {"servers": 4}})
+    (policy,) = scenario.points()[0].policies
+    assert policy.name == cls.name and isinstance(policy.config, cls.Config)
+    assert policy.label == cls.label(policy.config)
+    _refused({"policies": [{**entry(cls), "no_such_parameter": 1}]}, r"^policies\.0\.no_such_parameter: ")
+    for field in cls.Config.model_fields:
+        if field not in ("name", "label"):
+            _refused({"policies": [{**entry(cls), field: {"not": "a value"}}]}, rf"^policies\.0\.{field}: ")
+    labelled = Scenario.from_dict({"policies": [{**entry(cls), "label": "mine"}]})
+    assert labelled.points()[0].policies[0].label == "mine"
+
+
+def _refused(data: dict[str, Any], key: str) -> None:
+    from .scenario.sweep import Scenario
+
+    try:
+        Scenario.from_dict(data)
+    except ScenarioError as exc:
+        message = str(exc)
+        assert re.match(key, message) and "\n" not in message, f"expected one line naming {key}, got {message!r}"
+        return
+    raise AssertionError(f"{data['policies'][0]} was accepted; expected it refused naming {key}")
+
+
+def runs_everywhere(cls: type[Policy]) -> None:
+    from .measure.recorder import METRICS
+
+    _registered(cls)
+    for system, options in SYSTEMS.items():
+        options = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, **POISSON, **options}
+        trace = traced(cls, seed=17, **options)
+        metrics = trace.run()
+        where = f"in system {system!r}"
+        check_conservation(trace, where)
+        check_timestamps(trace, where)
+        check_little_exact(trace, where)
+        assert metrics["jobs"] == 400, where
+        assert set(METRICS) - {"wall_seconds"} <= set(metrics), f"{where}: metric columns missing"
+        if "capacity" in options:
+            assert 0 <= metrics["blocked_fraction"] < 1, where
+        else:
+            assert metrics["blocked_fraction"] == 0, f"{where}: jobs blocked without a capacity"
+        assert all(0 <= sid < options["servers"] for _, _, _, sid, _ in trace.sent), f"{where}: no such server"
+
+
+def accounts_messages(cls: type[Policy]) -> None:
+    _registered(cls)
+    for system in ("plain", "dispatchers-3", "latency", "dispatchers-3-latency"):
+        options = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, **POISSON, **SYSTEMS[system]}
+        trace = traced(cls, seed=23, **options)
+        metrics = trace.run()
+        recorder = trace.model.recorder
+        where = f"in system {system!r}"
+        assert trace.model.channel.counts is recorder.counts, f"{where}: messages counted outside the channel"
+        assert all(n > 0 for _, _, n in trace.messages), f"{where}: a message counter went down"
+        logged = _sums(trace.messages)
+        assert logged == {kind: n for kind, n in zip(KINDS, recorder.counts, strict=True) if n}, \
+            f"{where}: the counters changed other than through the channel"
+        (_, _, opened), (_, _, closed) = recorder.window
+        for i, kind in enumerate(KINDS):
+            counted = closed[i] - opened[i]
+            assert metrics[f"messages_per_job_{kind}"] * metrics["jobs"] == counted, f"{where}: {kind} per job"
+        assert math.isclose(metrics["messages_per_job"] * metrics["jobs"], sum(closed) - sum(opened))
+        if "latency" not in options:  # every query is answered at once
+            assert metrics["messages_per_job_query"] == metrics["messages_per_job_reply"], \
+                f"{where}: queries without replies"
+
+
+def reproducible(cls: type[Policy]) -> None:
+    from .api import simulate
+
+    _registered(cls)
+    options: dict[str, Any] = dict(servers=4, load=0.85, jobs=1000, dispatchers=2, engine="simpy",
+                                   latency={"kind": "exponential", "mean": 0.1})
+    rows = [simulate(cls.name, seed=seed, **options, **_params(cls, 4)) for seed in (31, 31, 32)]
+    for row in rows:
+        row.pop("wall_seconds")
+    assert rows[0] == rows[1], "the same seed gave another row"
+    assert rows[0] != rows[2], "another seed gave the same row"
+
+
+def same_on_both_engines(cls: type[Policy]) -> None:
+    """With zero latency the compiled engine's row is SimPy's; without a compiled form SimPy runs both."""
+    from .api import simulate
+    from .compiled import COMPILED
+
+    _registered(cls)
+    for system, extra in SYSTEMS.items():
+        if "latency" in extra:
+            continue
+        options = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, **POISSON, **extra}
+        params = _params(cls, options["servers"])
+        old = simulate(cls.name, seed=17, engine="simpy", **options, **params)
+        new = simulate(cls.name, seed=17, engine="compiled", **options, **params)
+        assert new["engine"] == ("compiled" if cls.name in COMPILED else "simpy"), f"{system}: engine"
+        for row in (old, new):
+            row.pop("wall_seconds"), row.pop("engine")
+        differ = {k: (old[k], new[k]) for k in old if repr(old[k]) != repr(new.get(k))}
+        assert not differ, f"in system {system!r} the engines differ: {differ}"
+
+
+def listed(cls: type[Policy]) -> None:
+    from .cli import main
+
+    _registered(cls)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["policies"]) == 0
+    text = out.getvalue()
+    assert re.search(rf"^{re.escape(cls.name)}\b", text, re.MULTILINE), "not listed by `lbemu policies`"
+    assert cls.messages in text, "its message count is not listed by `lbemu policies`"
+
+
+_CHECKS: dict[str, Callable[[type[Policy]], None]] = {
+    "documented": documented, "validates": validates, "runs_everywhere": runs_everywhere,
+    "accounts_messages": accounts_messages, "reproducible": reproducible,
+    "same_on_both_engines": same_on_both_engines, "listed": listed,
+}
+
+
+# -- the sample-path identities every run keeps (the tests use them too) ----------------------
+def traced(cls: type[Policy], seed: int = 1, **options: Any) -> Any:
+    """A model of ``cls`` in a small system (`simulate`-style options), with a `Trace` attached, not run."""
+    from .api import scenario_data
+    from .model.build import build_model
+    from .model.trace import Trace
+    from .scenario.sweep import Scenario
+
+    data = scenario_data(cls.name, seed=seed, **options, **_params(cls, options.get("servers", 4)))
+    point = Scenario.from_dict(data).points()[0]
+    return Trace(build_model(point, point.policies[0], seed))
+
+
+def check_conservation(trace: Any, where: str = "") -> None:
+    """Every job that arrived is at a dispatcher, in transit, at a server, gone, or blocked."""
+    model = trace.model
+    received = {job.id for job in trace.jobs}
+    assert sorted(received) == list(range(len(received))), f"{where}: job ids out of order or lost"
+    sent = [job_id for _, _, job_id, _, _ in trace.sent]
+    accepted = [job_id for _, _, job_id in trace.accepted]
+    left = [job.id for _, _, job in trace.left]
+    blocked = [job.id for _, job in trace.blocked]
+    for ids in (sent, accepted, left, blocked):
+        assert len(ids) == len(set(ids)), f"{where}: a job was sent, accepted or finished twice"
+    assert set(sent) <= received and set(accepted) <= set(sent), f"{where}: a job reached a server unsent"
+    assert set(left) | set(blocked) <= set(accepted) and not set(left) & set(blocked), where
+    lengths = [server.length for server in model.servers]
+    assert all(length >= 0 for length in lengths), f"{where}: a negative length"
+    assert len(accepted) == len(left) + len(blocked) + sum(lengths), f"{where}: jobs lost at the servers"
+    assert model.recorder.in_system == sum(lengths), where
+    assert model.recorder.transfers == len(sent), f"{where}: transfers outside Dispatcher.send"
+    for server in model.servers:
+        if server.capacity is not None:
+            assert server.length <= server.capacity, f"{where}: a server above its capacity"
+    # The measured jobs all finished: served or blocked, nothing else.
+    metrics = trace.metrics
+    measured = [job for job in trace.jobs if job.measured]
+    assert len(measured) == metrics["jobs"], where
+    finished = set(left) | set(blocked)
+    assert all(job.id in finished for job in measured), f"{where}: a measured job never finished"
+    assert metrics["blocked_fraction"] == sum(job.blocked for job in measured) / metrics["jobs"], where
+
+
+def check_timestamps(trace: Any, where: str = "") -> None:
+    """Waits are >= 0, FIFO servers serve in order of arrival, service takes size / speed."""
+    done = trace.completion()
+    speed = {server.id: server.speed for server in trace.model.servers}
+    fifo = trace.model.servers[0].discipline == "fifo"
+    previous: dict[int, float] = {}
+    jobs = sorted((job for job in trace.jobs if job.id in done), key=lambda j: (j.server, j.start, j.id))
+    for job in jobs:
+        assert job.arrival <= job.dispatched <= job.at_server <= job.start, f"{where}: job {job.id} times"
+        expected = job.start + job.size / speed[job.server]
+        assert math.isclose(done[job.id], expected, rel_tol=1e-9, abs_tol=1e-9), f"{where}: job {job.id} service"
+        if fifo:
+            assert job.start == max(job.at_server, previous.get(job.server, -math.inf)), \
+                f"{where}: job {job.id} out of FIFO order"
+            previous[job.server] = done[job.id]
+        else:
+            assert job.start == job.at_server, f"{where}: a pool made job {job.id} wait"
+
+
+def check_little_exact(trace: Any, where: str = "") -> None:
+    """Time-average jobs at servers x span = the sum of each job's time at a server inside the window.
+
+    This is Little's law as a sample-path identity: no tolerance beyond float rounding.
+    """
+    metrics = trace.metrics
+    warmup = trace.model.recorder.warmup
+    t0 = trace.job(warmup).arrival
+    t1 = t0 + metrics["sim_time"]
+    done = trace.completion()
+    now = trace.model.env.now
+    accepted = {job_id for _, _, job_id in trace.accepted}
+    area = 0.0
+    for job in trace.jobs:
+        if job.blocked or job.id not in accepted:
+            continue
+        start, end = job.at_server, done.get(job.id, now)
+        area += max(0.0, min(end, t1) - max(start, t0))
+    servers = len(trace.model.servers)
+    measured = metrics["mean_queue_length"] * servers * metrics["sim_time"]
+    assert math.isclose(measured, area, rel_tol=1e-9, abs_tol=1e-9), f"{where}: Little's law {measured} != {area}"
+
+
+def _sums(log: list[tuple[float, str, int]]) -> dict[str, int]:
+    sums: dict[str, int] = {}
+    for _, kind, n in log:
+        sums[kind] = sums.get(kind, 0) + n
+    return {kind: n for kind, n in sums.items() if n}

@@ -1,0 +1,6 @@
+"""The SimPy engine: each dispatcher, server and the channel modelled explicitly.
+
+`build` wires one replication (`build_model`); `server` (FIFO servers and pools),
+`dispatcher`, `channels` (transport: latency and counting), `job`, and `slotted`
+(the slot clock and the slotted servers, dispatchers and channel).
+"""

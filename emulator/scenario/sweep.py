@@ -1,0 +1,242 @@
+"""A scenario, and its sweep resolved into points: what a replication needs.
+
+`Scenario` adds to the schema (`emulator.scenario.schema`) its construction
+(`Scenario.from_dict`: one `ScenarioError` line naming the first bad key),
+overrides of dotted keys and the sweep: `Scenario.points` gives one `Point` per
+combination of swept values, with expressions in N evaluated, the policies'
+configurations resolved and every check that needs the point done
+(`emulator.scenario.checks`).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from ..errors import ScenarioError, show
+from ..policies import REGISTRY
+from ..policies.base import ResolveError
+from .checks import check_point, check_size, check_slotted, check_trace, expected_capacity
+from .error_text import format_error
+from .expressions import ExpressionError, evaluate
+from .schema import ResolvedPolicy, ScenarioSchema
+
+
+class Scenario(ScenarioSchema):
+    """A scenario: what to simulate, which policies, which sweep. See docs/scenarios.md.
+
+    Examples
+    --------
+    >>> s = Scenario.from_dict({"policies": [{"name": "sqd", "d": 2}], "sweep": {"workload.load": [0.5, 0.9]}})
+    >>> [(p.load, p.policies[0].label) for p in s.points()]
+    [(0.5, 'SQ(2)'), (0.9, 'SQ(2)')]
+    >>> s.with_overrides(**{"system.servers": 20}).system.servers
+    20
+    """
+
+    # -- construction ----------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Scenario:
+        """Validate a scenario; raise `ScenarioError` naming the first bad key."""
+        if not isinstance(data, dict):
+            raise ScenarioError(f"scenario: expected a mapping of keys, got {type(data).__name__}")
+        try:
+            data = _plain(data)
+            scenario = cls.model_validate(data)
+        except RecursionError:
+            raise ScenarioError("scenario: expected keys and values nested a few levels deep, got deeper") from None
+        except ValidationError as exc:
+            raise ScenarioError(format_error(exc)) from None
+        scenario.points()  # resolve every sweep point now, so bad points fail before anything runs
+        return scenario
+
+    def with_overrides(self, overrides: dict[str, Any] | None = None, /, **dotted: Any) -> Scenario:
+        """A copy with dotted keys replaced; ``a__b=1`` stands for ``"a.b": 1``.
+
+        A key that the scenario sweeps gets the one value given instead of the sweep.
+        """
+        changes = dict(overrides or {})
+        changes.update({key.replace("__", "."): value for key, value in dotted.items()})
+        data = self.to_dict()
+        for key, value in changes.items():
+            # An explicit value replaces a sweep over that key (a zip group cannot lose one key).
+            data.get("sweep", {}).pop(key, None)
+            for group in data.get("zip", ()):
+                if key in group:
+                    raise ScenarioError(f"{key}: expected a key outside the zip groups, "
+                                        f"it moves with {', '.join(k for k in group if k != key)}")
+            _assign(data, key, value)
+        return Scenario.from_dict(data)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain data that `from_dict` turns back into an equal scenario."""
+        return self.model_dump(mode="json", exclude_none=True)
+
+    # -- expansion -------------------------------------------------------------------
+    def points(self) -> list[Point]:
+        """Every sweep point, resolved: expressions evaluated, checks that need N done."""
+        base = self.to_dict()
+        base.pop("sweep", None)
+        base.pop("zip", None)
+        axes: list[list[dict[str, Any]]] = [
+            [{key: value} for value in values] for key, values in self.sweep.items()]
+        axes += [[dict(zip(group, row, strict=True)) for row in zip(*group.values(), strict=True)]
+                 for group in self.zip]
+        points = []
+        for index, combination in enumerate(itertools.product(*axes)):
+            values: dict[str, Any] = {}
+            for part in combination:
+                values.update(part)
+            points.append(_resolve(base, index, values))
+        return points
+
+
+def _plain(data: Any, done: dict[int, Any] | None = None) -> Any:
+    """``data`` with numpy scalars and arrays made Python numbers and lists, for strict validation.
+
+    A container met again (a YAML alias) is converted once: an anchor bomb stays small.
+    """
+    done = {} if done is None else done
+    if isinstance(data, np.ndarray):
+        data = data.tolist()
+    if isinstance(data, np.generic):
+        return data.item()
+    if not isinstance(data, (dict, list, tuple)):
+        return data
+    if id(data) not in done:
+        if isinstance(data, dict):
+            mapping: dict[Any, Any] = {}
+            done[id(data)] = mapping
+            mapping.update((key, _plain(value, done)) for key, value in data.items())
+        else:
+            items: list[Any] = []
+            done[id(data)] = items
+            items.extend(_plain(value, done) for value in data)
+    return done[id(data)]
+
+
+def _assign(data: dict[str, Any], dotted: str, value: Any) -> None:
+    """Set ``data[a][b]...`` for ``dotted = "a.b..."``; list items by index."""
+    parts = dotted.split(".")
+    node: Any = data
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        where = ".".join(parts[: depth + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ScenarioError(f"{where}: expected an index below {len(node)}, got '{part}'")
+            if last:
+                node[int(part)] = value
+            else:
+                node = node[int(part)]
+        elif isinstance(node, dict):
+            if last:
+                node[part] = value
+            else:
+                node = node.setdefault(part, {})
+        else:
+            raise ScenarioError(f"{where}: cannot set a key inside a {type(node).__name__}")
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point, fully resolved: what a replication needs, and nothing else."""
+
+    index: int
+    values: dict[str, Any] = field(hash=False)  # swept dotted key -> value
+    scenario: Scenario = field(hash=False)  # the scenario with the values applied, no sweep
+    load: float = 0.0
+    rate: float = 0.0  # arrival rate in jobs per unit time
+    policies: tuple[ResolvedPolicy, ...] = ()
+
+    @property
+    def servers(self) -> int:
+        return self.scenario.system.servers
+
+    def describe(self) -> str:
+        swept = ", ".join(f"{key}={value}" for key, value in self.values.items())
+        return swept or "(no sweep)"
+
+
+def _resolve(base: dict[str, Any], index: int, values: dict[str, Any]) -> Point:
+    where = f" (sweep point {index}: " + ", ".join(f"{k}={show(v)}" for k, v in values.items()) + ")" \
+        if values else ""
+    data = copy.deepcopy(base)
+    try:
+        for key, value in values.items():
+            _assign(data, key, value)
+        try:
+            scenario = Scenario.model_validate(data)
+        except ValidationError as exc:
+            raise ScenarioError(format_error(exc)) from None
+        return _resolve_point(scenario, index, values)
+    except ScenarioError as exc:
+        raise ScenarioError(f"{exc}{where}") from None
+
+
+def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Point:
+    system, workload = scenario.system, scenario.workload
+    n = system.servers
+    check_size(scenario)
+    if isinstance(system.speeds, tuple) and len(system.speeds) != n:
+        raise ScenarioError(f"system.speeds: expected {n} rates (one per server), got {len(system.speeds)}")
+    load = workload.load
+    if isinstance(load, str):
+        try:
+            load = evaluate(load, n)
+        except ExpressionError as exc:
+            raise ScenarioError(f"workload.load: '{workload.load}' {exc}") from None
+        if load <= 0:
+            raise ScenarioError(f"workload.load: expected > 0, '{workload.load}' gives {load:g} at N={n}")
+    capacity = expected_capacity(system)
+    if system.time == "slotted":
+        check_slotted(scenario)
+    if workload.arrivals.kind == "trace":
+        # A finite trace: its own times and sizes set the rate and the load, and it ends.
+        rate, mean_size = check_trace(scenario)
+        load = rate * mean_size / capacity
+    else:
+        unstable = system.discipline == "fifo" and system.capacity is None and load >= 1
+        if unstable and not scenario.allow_unstable:
+            raise ScenarioError(
+                f"workload.load: expected < 1 for FIFO queues without capacity "
+                f"(or allow_unstable: true), got {load:g}")
+        rate = load * capacity / workload.service.mean
+    view = _PointView(n, system.dispatchers, rate, scenario)
+    policies = []
+    for i, entry in enumerate(scenario.policies):
+        cls = REGISTRY[entry.name]
+        try:
+            config = entry.resolve(n)
+        except ResolveError as exc:
+            raise ScenarioError(f"policies.{i}.{exc.key}: {exc.problem}") from None
+        for key, problem in cls.check(config, view).items():
+            raise ScenarioError(f"policies.{i}.{key}: {problem}")
+        policies.append(ResolvedPolicy(entry.name, entry.label or cls.label(config), config))
+    labels = [policy.label for policy in policies]
+    for label in labels:
+        if labels.count(label) > 1:
+            raise ScenarioError(f"policies: expected distinct labels, '{label}' appears {labels.count(label)} times "
+                                "(set label: on one of them)")
+    if scenario.compare_to is not None and scenario.compare_to not in labels:
+        raise ScenarioError(f"compare_to: expected one of the policy labels ({', '.join(labels)}), "
+                            f"got {scenario.compare_to!r}")
+    check_point(scenario, float(load), rate, policies)
+    return Point(index, values, scenario, float(load), rate, tuple(policies))
+
+
+
+
+@dataclass(frozen=True)
+class _PointView:
+    """What a policy's checks see of the point being resolved (`emulator.policies.views.PointView`)."""
+
+    servers: int
+    dispatchers: int
+    rate: float
+    scenario: Scenario
