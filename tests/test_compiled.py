@@ -9,7 +9,9 @@ reproduce exactly, and ``runs.csv`` says which engine ran.
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -189,7 +191,9 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     reason = compiled.supports(point, policy)
     assert reason is not None and "speeds" in reason
     monkeypatch.undo()
-    monkeypatch.setattr(compiled_engine, "_KNOWN_PARAMS", {**compiled_engine._KNOWN_PARAMS, "sqd": {"d"}})
+    from emulator.compiled.policies import sqd as compiled_sqd
+
+    monkeypatch.setattr(compiled_sqd, "PARAMS", frozenset({"d"}))  # as if `replace` were a new option
     sqd = make_point({"name": "sqd", "d": 2}, servers=4, jobs=100)
     assert "replace" in (compiled.supports(sqd, sqd.policies[0]) or "")
     monkeypatch.undo()
@@ -223,10 +227,14 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
 
 def test_lists_take_memory_for_what_they_hold_not_dispatchers_times_servers() -> None:
     """10,000 dispatchers for 10^5 servers: a dense list per dispatcher would take 16 GB."""
+    import numpy as np
+
+    from emulator.compiled.tools import Description, Toolkit
+
     point = make_point({"name": "jiq"}, servers=100_000, dispatchers=10_000, jobs=1000)
-    lists = compiled_engine._Lists(100_000, 10_000, compiled_engine.np.zeros(64, dtype="int64"), True, True)
-    held = sum(a.nbytes for a in (lists.pool, lists.start, lists.cap, lists.count, lists.chain, lists.node_d,
-                                  lists.node_next))
+    toolkit = Toolkit(Description(lists=True, chained=True), 100_000, 10_000, np.ones(1), np.zeros(64, dtype="int64"))
+    held = sum(a.nbytes for a in (toolkit.lists, toolkit.lstart, toolkit.lcap, toolkit.count, toolkit.chain,
+                                  toolkit.node_d, toolkit.node_next))
     assert held < 100 * point.servers + 100 * point.scenario.system.dispatchers  # bytes
 
 
@@ -331,9 +339,9 @@ def test_drawn_speeds_that_overload_are_refused_by_the_compiled_engine() -> None
 def test_a_changed_sibling_of_the_kernel_is_not_read_from_a_stale_cache(tmp_path: Path) -> None:
     """Numba checks a cached function against its own file only; the kernel inlines its siblings'.
 
-    A copy of the package with its cache: after a change to ``policies.py`` alone (Random
-    sends every job to server 0), the compiled engine must run the changed code, as the
-    SimPy engine would, not the kernel cached before the change.
+    A copy of the package with its cache: after a change to ``policies/random.py`` alone
+    (Random sends every job to server 0), the compiled engine must run the changed code, as
+    the SimPy engine would, not the kernel cached before the change.
     """
     import shutil
     import subprocess
@@ -349,11 +357,11 @@ def test_a_changed_sibling_of_the_kernel_is_not_read_from_a_stale_cache(tmp_path
 
     engine, before = run()
     assert engine == "compiled"
-    policies = tmp_path / "emulator" / "compiled" / "policies.py"
+    policies = tmp_path / "emulator" / "compiled" / "policies" / "random.py"
     text = policies.read_text()
-    original = "    return int(uniform(rng, ubuf, iv) * P[P_N])\n"
+    original = "    return int(uniform(rng, ubuf, iv) * P[P_N]), False\n"
     assert text.count(original) == 1
-    policies.write_text(text.replace(original, "    return 0\n"))
+    policies.write_text(text.replace(original, "    return 0, False\n"))
     engine, after = run()
     assert engine == "compiled"
     assert float(after) > 2 * float(before)  # one server at load 2 instead of four at 0.5
@@ -378,3 +386,30 @@ def test_a_folder_started_on_simpy_resumes_on_the_compiled_engine(tmp_path: Path
     assert list(runs["engine"]) == ["simpy", "compiled", "compiled"] * 2
     assert list(pd.read_csv(tmp_path / "mixed" / "summary.csv")["engine"]) == ["compiled+simpy"] * 2
     assert list(pd.read_csv(tmp_path / "compiled" / "summary.csv")["engine"]) == ["compiled"] * 2
+
+
+def test_the_kernel_runs_as_plain_python_without_jit() -> None:
+    """NUMBA_DISABLE_JIT=1 runs the compiled engine's code as Python (a debugger and coverage see it),
+    with the rows of the compiled engine: the SimPy engine's, in a case per built-in compiled policy."""
+    import subprocess
+
+    script = """
+import json, emulator
+from emulator.compiled import COMPILED
+cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, "period": 2.0},
+         "threshold": {"d": 9}, "random": {}, "round_robin": {"dispatchers": 2}}
+assert set(cases) == set(COMPILED), sorted(COMPILED)
+out = {}
+for name, options in cases.items():
+    rows = [emulator.simulate(name, servers=10, load=0.8, jobs=1500, seed=5, engine=engine, **options)
+            for engine in ("simpy", "compiled")]
+    for row in rows:
+        row.pop("wall_seconds")
+    out[name] = [rows[1].pop("engine"), rows[0].pop("engine"), rows[0] == rows[1]]
+print(json.dumps(out))
+"""
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert all(value == ["compiled", "simpy", True] for value in result.values()), result

@@ -89,10 +89,15 @@ def _target(folder: Path, kind: str) -> Path:
 
 
 def _warm_cache() -> Path:
-    """The package's own cache folder, with the kernel compiled or loaded (so written and checked)."""
+    """The kernel's own cache folder, compiled or loaded (so written and checked).
+
+    The compiled policies' functions are cached beside their sources, in a folder of their own.
+    """
+    from emulator.compiled import kernel
+
     assert compiled.prepare()
-    (folder,) = cache.folders()
-    assert cache.intact(folder, cache.sources_digest())
+    folder = Path(kernel.simulate._cache._cache_path)
+    assert folder in cache.folders() and all(cache.intact(f, cache.sources_digest()) for f in cache.folders())
     return folder
 
 

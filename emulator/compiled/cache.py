@@ -7,9 +7,11 @@ a truncated or overwritten file makes every later load raise (``EOFError``,
 code was damaged but still unpickles would be run as it is. So the cache folder also
 holds a manifest (`MANIFEST`), written by the process that compiled:
 
-- the digest of every source of `emulator.compiled` (numba checks a cached function
-  against its own file only, but the kernel inlines its siblings: after a change to
-  one of them alone it would load the kernel compiled before, and run old code);
+- the digest of every source of `emulator.compiled`, its policies included, and of
+  the registry's list of compiled policies (numba checks a cached function against
+  its own file only, but the kernel inlines its siblings and the policies' switches:
+  after a change to one of them alone it would load the kernel compiled before, and
+  run old code);
 - the SHA-256 of every cache file, as that process wrote them.
 
 Before the kernel is first called in a process, `check` compares the folder with its
@@ -46,10 +48,11 @@ def dispatchers() -> list[Any]:
     """The package's numba functions that have a disk cache (``cache=True``)."""
     from numba.core.dispatcher import Dispatcher
 
-    from . import core, kernel, occupancy, policies
+    from . import core, kernel, occupancy
+    from .policies import MODULES, common
 
-    found = [value for module in (core, kernel, occupancy, policies) for value in vars(module).values()
-             if isinstance(value, Dispatcher)]
+    modules = (core, kernel, occupancy, common, *MODULES.values())
+    found = [value for module in modules for value in vars(module).values() if isinstance(value, Dispatcher)]
     unique = list({id(d): d for d in found}.values())  # functions imported by a sibling appear twice
     return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]
 
@@ -60,10 +63,15 @@ def folders() -> list[Path]:
 
 
 def sources_digest() -> str:
-    """The SHA-256 of every source file of `emulator.compiled`, names included."""
+    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included,
+    and of the registry's list of compiled policies (the kernel's switches are built from it)."""
+    from .policies import fingerprint
+
+    root = Path(__file__).parent
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    digest.update(fingerprint().encode())
     return digest.hexdigest()
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from numba import carray, njit, types
+from numba import carray, config, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -30,7 +30,7 @@ _voidptr: Any = intrinsic(_voidptr_typer)  # an integer address as a void pointe
 
 
 @njit(cache=True, inline="always")
-def unmanaged(a: np.ndarray) -> np.ndarray:
+def _unmanaged(a: np.ndarray) -> np.ndarray:
     """A view of ``a`` that numba does not reference-count.
 
     Numba counts references to an array at every call that passes it, with an
@@ -39,6 +39,18 @@ def unmanaged(a: np.ndarray) -> np.ndarray:
     has no owner to count; the caller keeps ``a`` alive for the whole call.
     """
     return carray(_voidptr(a.ctypes.data), a.shape, a.dtype)
+
+
+if config.DISABLE_JIT:  # type: ignore[attr-defined]
+    # NUMBA_DISABLE_JIT=1 runs the kernel as plain Python (slowly, for a debugger or coverage):
+    # there an array is its own view, and ctypes takes a state's integer address as it is.
+    def _voidptr(address: int) -> int:
+        return address
+
+    def unmanaged(a: np.ndarray) -> np.ndarray:
+        return a
+else:
+    unmanaged = _unmanaged
 
 
 # -- the event heap -----------------------------------------------------------------------
@@ -125,12 +137,6 @@ def uniform(rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> float:
         pos = 0
     iv[I_UPOS] = pos + 1
     return ubuf[pos]
-
-
-@njit(cache=True)
-def needs_choice(n: int, k: int, replace: bool) -> bool:
-    """Whether ``Uniforms.sample(n, k, replace)`` falls back to ``rng.choice``."""
-    return not replace and k != 2 and 4 * k > n
 
 
 @njit(cache=True)

@@ -21,6 +21,7 @@ import inspect
 import itertools
 import math
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from ..measure.messages import KINDS, Kind
 from ..measure.occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
 from ..measure.recorder import METRICS, QuantileSketch, Recorder
+from ..policies import BUILT_IN, REGISTRY
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
 from ..workload import arrivals
@@ -35,8 +37,8 @@ from ..workload.speeds import draw_speeds
 from ..workload.streams import BATCH, generator
 from . import state as S
 
-COMPILED: frozenset[str] = frozenset(S.POLICY_CODES)
-"""The policies with a compiled version."""
+COMPILED: frozenset[str] = frozenset(name for name, cls in REGISTRY.items() if name in BUILT_IN and cls.compiled)
+"""The policies with a compiled version (their classes name it: `Policy.compiled`), read without numba."""
 
 AUTO_SECONDS = 1.0
 """``run.engine: auto`` runs a replication on the compiled engine when SimPy would take this long or more.
@@ -55,12 +57,13 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
 
         4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
 
-    Servers sampled per job: d for SQ(d) and the threshold policy (at most d probes),
-    d for JIQ-SQ(d) (per idle token, at most one per job), N / (period x arrival rate)
-    for JBT-d (the N threshold messages of each update, per job); none for Random,
-    round robin and JSQ, whose 2N messages SimPy counts without sending them and whose
-    shortest queue it keeps in an O(1) index (`policies.jsq.LengthIndex`). The N term is
-    the machine's caches: past about a thousand servers, SimPy's objects outgrow them.
+    Servers sampled per job are the policy's `Policy.samples_per_job`: d for SQ(d) and
+    the threshold policy (at most d probes), d for JIQ-SQ(d) (per idle token, at most
+    one per job), N / (period x arrival rate) for JBT-d (the N threshold messages of
+    each update, per job); none for Random, round robin and JSQ, whose 2N messages
+    SimPy counts without sending them and whose shortest queue it keeps in an O(1)
+    index (`policies.jsq.LengthIndex`). The N term is the machine's caches: past about
+    a thousand servers, SimPy's objects outgrow them.
 
     Measured (CPU time per job, load 0.9, 2 shared cores; SimPy / compiled, in us):
 
@@ -89,14 +92,7 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     """
     run = point.scenario.run
     n = point.servers
-    params = policy.params
-    samples = 0.0
-    if policy.name in ("sqd", "threshold"):
-        samples = params["d"]
-    elif policy.name == "jiq" and params["d"] is not None and point.scenario.system.dispatchers > 1:
-        samples = params["d"]
-    elif policy.name == "jbt" and point.rate > 0:
-        samples = n / (params["period"] * point.rate)
+    samples = REGISTRY[policy.name].samples_per_job(policy.config, _PointView(point))
     us = 4.0 + 0.5 * samples + 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
     return (run.warmup_jobs + run.jobs) * us * 1e-6
 
@@ -112,11 +108,6 @@ _KNOWN_FIELDS = {
     "service": {"kind", "mean", "k", "scv", "alpha"},
     "network": {"latency"},
     "run": {"jobs", "warmup_jobs", "engine", "occupancy"},
-}
-_KNOWN_PARAMS = {
-    "random": set(), "round_robin": set(), "jsq": set(), "sqd": {"d", "replace"},
-    "threshold": {"d", "threshold", "replace"}, "jiq": {"d", "memory"},
-    "jbt": {"d", "period", "below", "reports", "rereport", "recheck", "reset", "initial_threshold"},
 }
 _KNOWN_METRICS = (
     "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
@@ -140,7 +131,12 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         unknown = set(type(part).model_fields) - _KNOWN_FIELDS[name]
         if unknown:
             return f"{name} has options the compiled engine does not know: {sorted(unknown)}"
-    unknown = set(policy.params) - _KNOWN_PARAMS[policy.name]
+    try:
+        from .policies import MODULES
+    except ImportError:
+        return "numba is not installed"
+    module = MODULES[policy.name]
+    unknown = set(policy.params) - module.PARAMS
     if unknown:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
@@ -154,11 +150,8 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"discipline '{system.discipline}'"
     if scenario.workload.arrivals.kind not in _ARRIVALS:
         return f"arrivals '{scenario.workload.arrivals.kind}'"
-    params = policy.params
-    if policy.name == "jiq" and params["d"] is not None and system.dispatchers > 1 \
-            and _needs_choice(system.dispatchers, params["d"], False):
-        return "JIQ-SQ(d) with 4d > dispatchers samples with rng.choice after a departure"
-    return None
+    problem = getattr(module, "supports", None)
+    return None if problem is None else problem(policy.config, _PointView(point))
 
 
 @functools.cache
@@ -221,10 +214,6 @@ def prepare(announce: Callable[[], None] | None = None) -> bool:
     return True
 
 
-def _needs_choice(n: int, k: int, replace: bool) -> bool:
-    return not replace and k != 2 and 4 * k > n
-
-
 def run(point: Point, policy: ResolvedPolicy, seed: int,
         progress: Callable[[int], None] | None = None) -> dict[str, float]:
     """One replication on the compiled engine: the metrics, as `Model.run` returns them."""
@@ -251,35 +240,22 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     alike = bool(speeds.min() == speeds.max())
     if alike:
         speeds = speeds[:1]  # one entry: every server has this speed
-    params = policy.params
-    code = S.POLICY_CODES[policy.name]
+    from .policies import CODES, MODULES
+    from .tools import Toolkit, pack
 
+    description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
     P = np.zeros(S.P_NP, dtype=np.int64)
-    P[S.P_POLICY] = code
+    P[S.P_POLICY] = CODES[policy.name]
     P[S.P_N] = n
     P[S.P_D] = dispatchers
-    # The kernel's integers are int64; the SimPy engine takes any size. A value that cannot bind
-    # runs as one that cannot either: a server never holds more jobs than the run creates
-    # (``total``), and a dispatcher's list holds each of the N ids at most once.
+    # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
+    # runs as one that cannot either: a server never holds more jobs than the run creates.
     total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
     capacity = system.capacity
     P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
     P[S.P_POOL] = system.discipline == "pool"
     P[S.P_WARMUP] = scenario.run.warmup_jobs
     P[S.P_JOBS] = scenario.run.jobs
-    d = params.get("d")
-    P[S.P_d] = -1 if d is None else d
-    P[S.P_REPLACE] = bool(params.get("replace", False))
-    P[S.P_PAIR] = code == S.SQD and d == 2 and not params["replace"]
-    P[S.P_THRESHOLD] = min(params.get("threshold", 0), total + 1)  # every length is below either
-    P[S.P_STRICT] = params.get("below") == "lt"
-    P[S.P_REREPORT] = bool(params.get("rereport", False))
-    P[S.P_RECHECK] = bool(params.get("recheck", False))
-    P[S.P_RESET] = bool(params.get("reset", False))
-    memory = params.get("memory")
-    P[S.P_MEMORY] = -1 if memory is None or memory >= n else memory  # a full list already holds the id
-    weighted = code == S.JBT and not alike  # JBTPolicy.weights
-    P[S.P_WEIGHTED] = weighted
     P[S.P_OCCUPANCY] = scenario.run.occupancy
     shares = system.dispatcher_shares
     P[S.P_SHARES] = shares is not None
@@ -288,9 +264,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     # With shares, the model's bounds (cumulative shares, the last infinite) follow.
     bounds = [] if shares is None else [*itertools.accumulate(shares[:-1]), math.inf]
     Q = np.zeros(S.Q_NQ + len(bounds))
-    Q[S.Q_PERIOD] = params.get("period", 0.0)
-    Q[S.Q_TOP] = float(speeds.max())
     Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
+    pack(description, P, Q)
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
     fv = np.zeros(S.F_NFV)
@@ -312,27 +287,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     responses = np.zeros(QuantileSketch.FLUSH)
     sketch = QuantileSketch()
 
-    rr = np.array([k * n // dispatchers for k in range(dispatchers)], dtype=np.int64)
-    levels = 4 if code == S.JSQ else 1
-    buckets = np.zeros((levels, n if code == S.JSQ else 1), dtype=np.int64)
-    bucket_size = np.zeros(levels, dtype=np.int64)
-    position = np.zeros(n if code == S.JSQ else 1, dtype=np.int64)
-    if code == S.JSQ:
-        buckets[0] = np.arange(n)
-        bucket_size[0] = n
-        position[:] = np.arange(n)
-    iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
-    listing = code in (S.JIQ, S.JBT)
-    jbt = code == S.JBT
-    threshold = np.full(n if jbt else 1, min(params.get("initial_threshold", 0), total + 1), dtype=np.int64)
-    one_list = code == S.JIQ and dispatchers == 1  # a flag per server says whether it is in the list
-    listed = np.zeros(n if jbt or one_list else 1, dtype=np.int8)
-    lists = _Lists(n, dispatchers, iv, listing, chained=code == S.JIQ and not one_list)
-    weights = speeds
-    k = max(2, d or 0, 1)
-    choice = np.zeros(k, dtype=np.int64)
-    picked = np.zeros(k, dtype=np.int64)
-    values = np.zeros(k, dtype=np.int64)
+    toolkit = Toolkit(description, n, dispatchers, speeds, iv)
 
     occupancy = _OccupancyArrays(n, iv)
 
@@ -347,9 +302,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         status = simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                           jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
                           heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
-                          responses, budget, start, rr, buckets, bucket_size, position, threshold,
-                          listed, lists.pool, lists.start, lists.cap, lists.count, lists.chain,
-                          lists.node_d, lists.node_next, weights, choice, picked, values,
+                          responses, budget, start, toolkit.tools(),
                           occupancy.count, occupancy.lengths, occupancy.totals)
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
             from . import cache
@@ -374,16 +327,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             heap = np.concatenate([heap, np.zeros_like(heap)])
             iv[S.I_HEAP_CAP] = len(heap)
         elif status == S.NEED_LEVELS:
-            buckets = np.concatenate([buckets, np.zeros_like(buckets)])
-            bucket_size = np.concatenate([bucket_size, np.zeros_like(bucket_size)])
-            iv[S.I_LEVEL_CAP] = len(bucket_size)
+            toolkit.grow_levels(iv)
         elif status == S.NEED_OCCUPANCY:
             occupancy.grow()
         elif status == S.NEED_LISTS:
-            lists.grow(iv)
+            toolkit.grow_lists(iv)
         elif status == S.NEED_CHOICE:
             drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
-            choice[:len(drawn)] = [int(x) for x in drawn]
+            toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
             iv[S.I_CHOICE] = 1
         elif status == S.FLUSH:
             _fold(sketch, responses, int(iv[S.I_NRESP]))
@@ -401,6 +352,29 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     if scenario.run.occupancy:
         recorder.occupancy = occupancy.observer(point, iv, fv)
     return recorder
+
+
+@dataclass(frozen=True)
+class _PointView:
+    """A resolved point as a policy's checks see it (`emulator.policies.views.PointView`)."""
+
+    point: Point
+
+    @property
+    def servers(self) -> int:
+        return self.point.servers
+
+    @property
+    def dispatchers(self) -> int:
+        return self.point.scenario.system.dispatchers
+
+    @property
+    def rate(self) -> float:
+        return self.point.rate
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.point.scenario
 
 
 def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int) -> None:
@@ -449,55 +423,6 @@ class _Jobs:
             for a in (self.arrival, self.size, self.start, self.measured))
         self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
         iv[S.I_FREE] = old  # the list was empty
-
-
-class _Lists:
-    """The dispatchers' lists of JIQ and JBT-d (`core.id_add`), in memory proportional to the ids they hold.
-
-    SimPy keeps one `IdList` per dispatcher, as long as its contents; a dense array of
-    dispatchers x N slots would ask for 75 GiB at N = 10^6 and 10,000 dispatchers. Here
-    each list is a block of one pool (``pool``, from ``start`` with ``cap`` slots), JIQ's
-    membership a chain of nodes per server (``chain``, ``node_d``, ``node_next``, with a free
-    list). When the kernel may run out of room it returns NEED_LISTS and `grow` compacts
-    the pool (each block shrunk to at most twice its ids, and 4) into one at least half free
-    (as large as before, or twice what it holds), or adds nodes.
-    """
-
-    def __init__(self, servers: int, dispatchers: int, iv: np.ndarray, used: bool, chained: bool) -> None:
-        self.count = np.zeros(dispatchers, dtype=np.int64)
-        self.start = np.zeros(dispatchers, dtype=np.int64)
-        self.cap = np.zeros(dispatchers, dtype=np.int64)  # every list starts with no block: its first id moves it
-        self.pool = np.zeros(2 * servers + 64 if used else 1, dtype=np.int64)  # the first tokens or reports fit
-        self.chain = np.full(servers if chained else 1, -1, dtype=np.int64)
-        nodes = servers + 64 if chained else 1
-        self.node_d = np.zeros(nodes, dtype=np.int64)
-        self.node_next = np.append(np.arange(1, nodes, dtype=np.int64), np.int64(-1))
-        iv[S.I_POOL_END] = iv[S.I_MAXCAP] = iv[S.I_NODE_FREE] = 0  # (JBT-d: one node that is never taken)
-        iv[S.I_INIT] = iv[S.I_UPDATING] = -1
-
-    def grow(self, iv: np.ndarray) -> None:
-        if iv[S.I_NODE_FREE] < 0:  # no free node: as many again
-            old = len(self.node_d)
-            self.node_d = np.concatenate([self.node_d, np.zeros(old, dtype=np.int64)])
-            self.node_next = np.concatenate([self.node_next, np.arange(old + 1, 2 * old, dtype=np.int64),
-                                             [np.int64(-1)]])
-            iv[S.I_NODE_FREE] = old
-        need = max(4, 2 * int(iv[S.I_MAXCAP]))  # `core.list_room`: one list's block moves to the end
-        if len(self.pool) - int(iv[S.I_POOL_END]) >= need:
-            return
-        count = self.count
-        # Shrunk, never grown: the largest block is no larger, so the kernel needs no more room than now.
-        # A list keeps its smallest block (4 ids) once it had one: lists emptied by a reset fill again.
-        cap = np.minimum(self.cap, np.maximum(4, 2 * count))
-        start = np.cumsum(cap) - cap
-        used = int(cap.sum())
-        offset = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
-        # At least half of it free: the next compaction waits for as many slots of moved blocks.
-        pool = np.zeros(max(2 * (used + need), len(self.pool)), dtype=np.int64)
-        pool[np.repeat(start, count) + offset] = self.pool[np.repeat(self.start, count) + offset]
-        self.pool, self.start, self.cap = pool, start, cap
-        iv[S.I_POOL_END] = used
-        iv[S.I_MAXCAP] = int(cap.max())
 
 
 class _OccupancyArrays:

@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
-from .core import list_room, needs_choice, pop, push, unmanaged
-from .policies import dispatch, initialise, jbt_update, jbt_update_servers, on_arrive, on_depart
+from .core import list_room, pop, push, unmanaged
+from .policies import dispatch, initialise, on_arrive, on_depart, timer
 from .state import (
     ARRIVAL,
     DONE,
@@ -72,9 +72,6 @@ from .state import (
     I_TRANSFERS,
     I_UPDATING,
     I_WAITED,
-    JBT,
-    JIQ,
-    JSQ,
     NEED_CHOICE,
     NEED_GAPS,
     NEED_HEAP,
@@ -85,26 +82,28 @@ from .state import (
     NEED_SIZES,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHOICE_AT_DISPATCH,
+    P_CHOICE_AT_TIMER,
     P_D,
+    P_INDEX,
     P_JOBS,
+    P_LISTS_AT_ARRIVAL,
+    P_LISTS_AT_DEPARTURE,
     P_N,
     P_OCCUPANCY,
-    P_PAIR,
     P_POLICY,
     P_POOL,
-    P_REPLACE,
     P_SHARES,
+    P_TIMER,
     P_WARMUP,
     PAUSE,
     POOL_END,
     Q_BOUNDS,
     Q_PERIOD,
     SERVICE_END,
-    SQD,
-    THRESHOLD,
-    UPDATE,
-    P_d,
+    TIMER,
 )
+from .tools import Tools
 
 RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
 
@@ -147,22 +146,14 @@ def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, ar
 
 
 @njit(cache=True)
-def _source_choice_due(P: np.ndarray) -> bool:
-    policy = P[P_POLICY]
-    return ((policy == SQD and not P[P_PAIR]) or policy == THRESHOLD) and \
-        needs_choice(P[P_N], P[P_d], P[P_REPLACE] != 0)
-
-
-@njit(cache=True)
 def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
              j_arrival, j_size, j_start, j_next, j_measured, heap,
-             gaps, sizes, split, rng, ubuf, responses, budget, start,
-             rr, buckets, bucket_size, position, threshold, listed, lists, lstart, lcap, count,
-             chain, node_d, node_next, weights, choice, picked, values, occ_count, occ_lengths, occ_totals):
+             gaps, sizes, split, rng, ubuf, responses, budget, start, tools, occ_count, occ_lengths, occ_totals):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``start`` is true on the first call: replay the model's construction and the
-    URGENT process initialisations at time 0.
+    URGENT process initialisations at time 0. ``tools`` is the policy's `tools.Tools`;
+    its hooks are reached through the switches of `policies`, by the policy's code.
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
     P, Q, iv, fv, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
@@ -177,13 +168,12 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     heap = unmanaged(heap)
     gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
         unmanaged(ubuf), unmanaged(responses)
-    rr, buckets, bucket_size, position = unmanaged(rr), unmanaged(buckets), unmanaged(bucket_size), \
-        unmanaged(position)
-    threshold, listed, lists, lstart, lcap, count = unmanaged(threshold), unmanaged(listed), \
-        unmanaged(lists), unmanaged(lstart), unmanaged(lcap), unmanaged(count)
-    chain, node_d, node_next = unmanaged(chain), unmanaged(node_d), unmanaged(node_next)
-    weights, choice, picked, values = unmanaged(weights), unmanaged(choice), unmanaged(picked), \
-        unmanaged(values)
+    T = Tools(unmanaged(tools.rr), unmanaged(tools.buckets), unmanaged(tools.bucket_size),
+              unmanaged(tools.position), unmanaged(tools.threshold), unmanaged(tools.listed),
+              unmanaged(tools.lists), unmanaged(tools.lstart), unmanaged(tools.lcap), unmanaged(tools.count),
+              unmanaged(tools.chain), unmanaged(tools.node_d), unmanaged(tools.node_next),
+              unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
+              unmanaged(tools.values), unmanaged(tools.ints))
     occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
     occ = P[P_OCCUPANCY] != 0
     shares = P[P_SHARES] != 0
@@ -191,27 +181,28 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     capacity = P[P_CAPACITY]
     pool = P[P_POOL] != 0
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
-    policy = P[P_POLICY]
-    choice_at_dispatch = _source_choice_due(P)
-    choice_at_update = policy == JBT and needs_choice(P[P_N], P[P_d], False)
-    listing = policy == JIQ or policy == JBT
+    policy = P[P_POLICY]  # the policy's code: its branch of the switches
+    choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
+    index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
+        P[P_LISTS_AT_DEPARTURE] != 0
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
     # -- steps that stopped for list room (NEED_LISTS) go on first ----------------------
     if iv[I_INIT] >= 0:
-        # Policy constructors (JIQ's tokens, JBT-d's checks), then the processes' first
-        # steps in creation order: servers (idle), JBT-d's timer, the source (its first gap).
-        if not initialise(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count,
-                          chain, node_d, node_next, choice, picked, values):
+        # The policy's constructor (JIQ's tokens, JBT-d's checks), then the processes' first
+        # steps in creation order: servers (idle), the policy's timer, the source (its first gap).
+        if not initialise(policy, P, Q, counts, length, rng, ubuf, iv, T):
             return NEED_LISTS
-        if policy == JBT:
-            push(heap, iv, 0.0 + Q[Q_PERIOD], UPDATE)
+        iv[I_INIT] = -1
+        if P[P_TIMER]:
+            push(heap, iv, 0.0 + Q[Q_PERIOD], TIMER)
         iv[I_SRC] = 2
-    if iv[I_UPDATING] >= 0:  # a JBT-d update reaches the rest of the servers, then its timer waits again
-        if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap, count):
+    if iv[I_UPDATING] >= 0:  # a timer step reaches the rest of the servers, then the timer waits again
+        if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, True):
             return NEED_LISTS
-        push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], UPDATE)
+        iv[I_UPDATING] = -1
+        push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], TIMER)
     while True:
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2:
@@ -231,14 +222,14 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     return NEED_JOBS
                 if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
                     return NEED_HEAP
-                if policy == JSQ and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
+                if index and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
                     return NEED_LEVELS
                 if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
                     return NEED_OCCUPANCY
-                if choice_at_dispatch and iv[I_CHOICE] == 0:
-                    iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
+                if choice_at_dispatch > 0 and iv[I_CHOICE] == 0:
+                    iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_dispatch
                     return NEED_CHOICE
-                if policy == JBT and not list_room(iv, lists):  # a report when the job arrives
+                if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the job arrives
                     return NEED_LISTS
                 now = fv[F_NOW]
                 if job == warmup:
@@ -256,9 +247,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                             dispatcher += 1
                     else:
                         dispatcher = int(u * n_dispatchers)
-                sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, dispatcher, rr, buckets,
-                                         bucket_size, lists, lstart, count, chain, node_d, node_next,
-                                         weights, choice, picked, values)
+                sid, via_list = dispatch(policy, P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
                 # Channel.transfer, then the server's accept.
                 iv[I_TRANSFERS] += 1
                 blocked = capacity >= 0 and length[sid] >= capacity
@@ -294,8 +283,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                             push(heap, iv, now + size * inv_speed[sid * speed_index],
                                  SERVICE_END + 4 * sid)
                 # One call site per hook: each is inlined, and compiling it twice would cost seconds.
-                on_arrive(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                          listed, lists, lstart, lcap, count, sid, blocked, via_list)
+                on_arrive(policy, P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)
                 iv[I_SRC] = 2
             else:
                 if iv[I_GAP] >= iv[I_NGAP]:
@@ -323,11 +311,11 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
             return PAUSE
         code = int(heap[0, 2])
         kind = code & 3
-        if kind == UPDATE and choice_at_update and iv[I_CHOICE] == 0:
-            iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], P[P_d]
+        if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
+            iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
             return NEED_CHOICE
-        if listing and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, lists):
-            return NEED_LISTS  # a token or a report after the departure
+        if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
+            return NEED_LISTS  # e.g. a token or a report after the departure
         # -- the next event -----------------------------------------------------------------
         now = heap[0, 0]
         fv[F_NOW] = now
@@ -351,17 +339,15 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
-            on_depart(P, counts, length, rng, ubuf, iv, buckets, bucket_size, position, threshold,
-                      listed, lists, lstart, lcap, count, chain, node_d, node_next, choice, picked, values, sid)
+            on_depart(policy, P, Q, counts, length, rng, ubuf, iv, T, sid)
             if kind == SERVICE_END:  # the next job's service starts
                 following = head[sid]
                 if following >= 0:
                     j_start[following] = now
                     push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
                          SERVICE_END + 4 * sid)
-        else:  # a threshold update: dispatcher 0's sample, then the servers learn it one by one
-            jbt_update(P, counts, length, rng, ubuf, iv, count, choice, picked)
-            if not jbt_update_servers(P, counts, length, rng, ubuf, iv, threshold, listed, lists, lstart, lcap,
-                                      count):
+        else:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it one by one)
+            if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, False):
                 return NEED_LISTS  # it goes on at the next call, before anything else
-            push(heap, iv, now + Q[Q_PERIOD], UPDATE)
+            iv[I_UPDATING] = -1
+            push(heap, iv, now + Q[Q_PERIOD], TIMER)

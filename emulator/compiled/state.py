@@ -14,7 +14,7 @@ NEED_SIZES = 2
 NEED_SPLIT = 3  # the dispatcher-split uniforms
 NEED_JOBS = 4  # no free job slot: grow the job arrays
 NEED_HEAP = 5  # the event heap is full: grow it
-NEED_LEVELS = 6  # JSQ's length buckets are full: add levels
+NEED_LEVELS = 6  # the length index's buckets are full: add levels
 NEED_CHOICE = 7  # Uniforms.sample falls back to rng.choice: draw it in Python
 FLUSH = 8  # the response buffer holds a full QuantileSketch batch: fold it
 PAUSE = 9  # the event budget of this call is spent (progress reports)
@@ -46,8 +46,8 @@ I_CHOICE = 19  # 1 when ``choice`` holds a fresh rng.choice draw
 I_CHOICE_N = 20  # what to draw: rng.choice(n, size=k, replace=False)
 I_CHOICE_K = 21
 I_GAPS_FINAL = 22  # 1 when the gap buffer holds the end of a finite trace
-I_LEVELS = 23  # JSQ: length buckets in use (len(LengthIndex.buckets))
-I_LOW = 24  # JSQ: the smallest non-empty bucket
+I_LEVELS = 23  # the length index: buckets in use (len(LengthIndex.buckets))
+I_LOW = 24  # the length index: the smallest non-empty bucket
 I_HEAP_CAP = 25
 I_LEVEL_CAP = 26
 # The occupancy observer (`emulator.occupancy.Occupancy`); its total is I_INSYS.
@@ -60,9 +60,9 @@ I_OCC_EDGE_LENGTHS = 31  # len(area) and len(total_area) at the window's edges: 
 I_POOL_END = 35  # the first slot of the list pool that no block holds
 I_MAXCAP = 36  # the largest block a list has had
 I_NODE_FREE = 37  # head of the free list of membership nodes (-1: none)
-I_INIT = 38  # the policy's construction (`policies.initialise`) goes on at this server (-1: done)
-I_UPDATING = 39  # a JBT-d update goes on at this server (-1: none)
-I_UPDATE_R = 40  # that update's threshold
+I_INIT = 38  # the policy's construction (its `initialise`) goes on at this server (-1: done)
+I_UPDATING = 39  # the policy's timer step goes on at this server (-1: none; JBT-d's update)
+I_UPDATE_R = 40  # that step's value (the update's threshold)
 I_NIV = 41
 
 # -- float scalars (fv) -----------------------------------------------------------------
@@ -85,45 +85,40 @@ F_SPREAD1 = 15
 F_NFV = 16
 
 # -- parameters (P, int64) --------------------------------------------------------------
-P_POLICY = 0
+P_POLICY = 0  # the policy's code (`compiled.policies.CODES`, from the registry)
 P_N = 1
 P_D = 2  # dispatchers
 P_CAPACITY = 3  # -1: none
 P_POOL = 4
 P_WARMUP = 5
 P_JOBS = 6
-P_d = 7  # d of SQ(d), threshold, JBT-d; JIQ-SQ(d) (-1: JIQ-Random)
-P_REPLACE = 8
-P_THRESHOLD = 9
-P_STRICT = 10
-P_REREPORT = 11
-P_RECHECK = 12
-P_RESET = 13
-P_MEMORY = 14  # JIQ I-queue bound (-1: none)
-P_WEIGHTED = 15  # JBT with heterogeneous speeds
-P_QUERY = 16  # message-kind indices of the counters
-P_REPLY = 17
-P_IDLE = 18
-P_REPORT = 19
-P_THRESHOLD_KIND = 20
-P_PAIR = 21  # SQ(2) without replacement: the written-out path
-P_OCCUPANCY = 22  # stream the lengths to the occupancy observer (run.occupancy)
-P_SHARES = 23  # dispatcher_shares: pick the dispatcher by the cumulative bounds Q[Q_BOUNDS:]
-P_NP = 24
+P_QUERY = 7  # message-kind indices of the counters
+P_REPLY = 8
+P_IDLE = 9
+P_REPORT = 10
+P_THRESHOLD_KIND = 11
+P_OCCUPANCY = 12  # stream the lengths to the occupancy observer (run.occupancy)
+P_SHARES = 13  # dispatcher_shares: pick the dispatcher by the cumulative bounds Q[Q_BOUNDS:]
+# What the policy's description (`compiled.policies.<name>.pack`) asks of the driver:
+P_CHOICE_AT_DISPATCH = 14  # k > 0: a dispatch may sample k of N servers with rng.choice (drawn in Python)
+P_CHOICE_AT_TIMER = 15  # likewise for its timer
+P_TIMER = 16  # 1: the policy acts every Q[Q_PERIOD] (the `timer` hook), from t = period on
+P_INDEX = 17  # 1: it keeps the length index (`tools`): room for one more level before each arrival
+P_LISTS_AT_ARRIVAL = 18  # 1: an arrival may list a server (room in the lists first)
+P_LISTS_AT_DEPARTURE = 19  # 1: a departure may
+P_PARAMS = 20  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
+P_NPARAMS = 8
+P_NP = P_PARAMS + P_NPARAMS
 
 # -- float parameters (Q) ----------------------------------------------------------------
-Q_PERIOD = 0
-Q_TOP = 1  # JBT: max(weights)
-Q_BOUNDS = 2  # then, with dispatcher_shares, the cumulative shares (the last infinite)
-Q_NQ = 2
-
-# -- policies ---------------------------------------------------------------------------
-RANDOM, ROUND_ROBIN, JSQ, SQD, THRESHOLD, JIQ, JBT = range(7)
-POLICY_CODES = {"random": RANDOM, "round_robin": ROUND_ROBIN, "jsq": JSQ, "sqd": SQD,
-                "threshold": THRESHOLD, "jiq": JIQ, "jbt": JBT}
+Q_PERIOD = 0  # the policy's timer period
+Q_PARAMS = 1  # the policy's own float parameters: Q[Q_PARAMS + i], i < Q_NPARAMS
+Q_NPARAMS = 4
+Q_BOUNDS = Q_PARAMS + Q_NPARAMS  # then, with dispatcher_shares, the cumulative shares (the last infinite)
+Q_NQ = Q_BOUNDS
 
 # -- event kinds (low two bits of an event's code; the rest is its argument) -------------
 ARRIVAL = 0  # the source's timeout
 SERVICE_END = 1  # a FIFO server's service end (argument: server)
 POOL_END = 2  # a pool task's completion (argument: job slot)
-UPDATE = 3  # JBT-d's threshold update
+TIMER = 3  # the policy's timer (JBT-d's threshold update)

@@ -127,6 +127,11 @@ class JBTPolicy(ListPolicy):
                 f"{UPDATE_MESSAGES_PER_JOB:,} per arriving job (mean gap {gap:.4g}), got {config.period:g}")
         return problems
 
+    @classmethod
+    def samples_per_job(cls, config: JBTConfig, point: PointView) -> float:
+        """The N threshold messages of each update, per job."""
+        return point.servers / (config.period * point.rate) if point.rate > 0 else 0.0
+
     def __init__(self, model: ModelView, config: JBTConfig) -> None:
         super().__init__(model, config)
         self.d = int(config.d)

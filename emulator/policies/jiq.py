@@ -72,6 +72,10 @@ class JIQPolicy(ListPolicy):
             return {"d": f"expected at most system.dispatchers={point.dispatchers} I-queues to sample, got {d}"}
         return {}
 
+    @classmethod
+    def samples_per_job(cls, config: JIQConfig, point: PointView) -> float:
+        return float(config.d) if config.d is not None and point.dispatchers > 1 else 0.0  # per idle token
+
     def __init__(self, model: ModelView, config: JIQConfig) -> None:
         super().__init__(model, config)
         self.d = None if config.d is None else int(config.d)

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length, shortest
-from .views import DispatcherView, JobView, ModelView
+from .views import DispatcherView, JobView, ModelView, PointView
 
 
 class SQDConfig(PolicyConfig):
@@ -48,6 +48,10 @@ class SQDPolicy(Policy):
     @classmethod
     def check_speeds(cls, config: SQDConfig, speeds: Sequence[float], work: float) -> str | None:
         return overloaded_sampling(speeds, work, int(config.d), config.replace)
+
+    @classmethod
+    def samples_per_job(cls, config: SQDConfig, point: PointView) -> float:
+        return float(config.d)
 
     def __init__(self, model: ModelView, config: SQDConfig) -> None:
         super().__init__(model, config)

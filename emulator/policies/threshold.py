@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import Field
 
 from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length
-from .views import DispatcherView, JobView, ModelView, ServerView
+from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
 
 class ThresholdConfig(PolicyConfig):
@@ -44,6 +44,10 @@ class ThresholdPolicy(Policy):
     @classmethod
     def check_speeds(cls, config: ThresholdConfig, speeds: Sequence[float], work: float) -> str | None:
         return overloaded_sampling(speeds, work, int(config.d), config.replace)
+
+    @classmethod
+    def samples_per_job(cls, config: ThresholdConfig, point: PointView) -> float:
+        return float(config.d)  # at most d probes
 
     def __init__(self, model: ModelView, config: ThresholdConfig) -> None:
         super().__init__(model, config)

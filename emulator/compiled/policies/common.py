@@ -1,0 +1,89 @@
+"""What the compiled policies share: round trips, the dispatcher a server's message goes to, list picks.
+
+Every hook of a compiled policy has one of five signatures, the same for every
+policy (the driver calls them through `emulator.compiled.policies`' switches):
+
+- ``dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher) -> (server, via_list)``;
+- ``on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)``;
+- ``on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)``;
+- ``initialise(P, Q, counts, length, rng, ubuf, iv, T) -> done`` (the SimPy policy's
+  constructor; False when it stopped for list room: called again, it goes on from
+  ``iv[I_INIT]``, 0 at the start);
+- ``timer(P, Q, counts, length, rng, ubuf, iv, T, resume) -> done`` (every ``Q[Q_PERIOD]``;
+  False when it stopped for list room: called again with ``resume``, it goes on from
+  ``iv[I_UPDATING]``). The driver marks either done.
+
+``T`` is the `tools.Tools` tuple of the policy's arrays. Zero latency only: a
+query's reply is the server's current length, so a round trip reduces to counting
+its messages, as the SimPy engine's zero-latency paths do. Each hook draws the
+policy's uniforms in the same order as its SimPy counterpart, so that with the
+same seed both engines send every job to the same server. The defaults below
+(`nothing_*`) are for a policy without that hook.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..core import id_take, uniform
+from ..state import P_D, P_N, P_QUERY, P_REPLY
+from ..tools import Tools
+
+
+@njit(cache=True, inline="always")
+def round_trips(P: np.ndarray, counts: np.ndarray, n: int) -> None:
+    """`Channel.count_round_trips`."""
+    counts[P[P_QUERY]] += n
+    counts[P[P_REPLY]] += n
+
+
+@njit(cache=True, inline="always")
+def random_dispatcher(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> int:
+    """`ListPolicy.random_dispatcher`."""
+    dispatchers = P[P_D]
+    return 0 if dispatchers == 1 else int(uniform(rng, ubuf, iv) * dispatchers)
+
+
+@njit(cache=True, inline="always")
+def list_dispatch(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int,
+                  chained: bool, weighted: bool, top: float) -> tuple[int, bool]:
+    """`ListPolicy.dispatch`: an id taken from the dispatcher's list (by speed if ``weighted``), else uniform."""
+    listed = T.count[dispatcher]
+    if listed > 0:
+        if not weighted:
+            i = int(uniform(rng, ubuf, iv) * listed)
+            return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained,
+                           dispatcher, i), True
+        base = T.lstart[dispatcher]
+        while True:  # IdList.take_weighted: rejection sampling
+            i = int(uniform(rng, ubuf, iv) * listed)
+            if uniform(rng, ubuf, iv) * top < T.weights[T.lists[base + i]]:
+                return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained,
+                               dispatcher, i), True
+    return int(uniform(rng, ubuf, iv) * P[P_N]), False
+
+
+# -- the hooks of a policy that has none --------------------------------------------------------
+@njit(cache=True, inline="always")
+def nothing_on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                      ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
+    pass
+
+
+@njit(cache=True, inline="always")
+def nothing_on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                      ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    pass
+
+
+@njit(cache=True)
+def nothing_initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                       ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
+    return True
+
+
+@njit(cache=True)
+def nothing_timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                  ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
+    return True

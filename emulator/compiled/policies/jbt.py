@@ -1,0 +1,126 @@
+"""JBT-d, compiled (`emulator.policies.jbt`): below-threshold reports into lists, threshold updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...policies.jbt import JBTConfig
+from ..core import id_add, id_clear, list_room, sample
+from ..state import I_INIT, I_UPDATE_R, I_UPDATING, P_D, P_N, P_PARAMS, P_REPORT, P_THRESHOLD_KIND, Q_PARAMS
+from ..tools import Description, Tools, needs_choice
+from .common import list_dispatch, random_dispatcher, round_trips
+
+PARAMS = frozenset({"d", "period", "below", "reports", "rereport", "recheck", "reset", "initial_threshold"})
+D, STRICT, REREPORT, RECHECK, RESET, WEIGHTED = (P_PARAMS + i for i in range(6))
+TOP = Q_PARAMS  # max(weights): rejection sampling by speed (JBTG-d)
+
+
+def describe(config: JBTConfig, point: Any, speeds: np.ndarray) -> Description:
+    """``speeds``: the servers' speeds, one entry when all are equal (then picks are uniform)."""
+    d = int(config.d)
+    total = point.scenario.run.warmup_jobs + point.scenario.run.jobs
+    weighted = len(speeds) > 1  # JBTPolicy.weights
+    return Description(
+        ints=[d, config.below == "lt", config.rereport, config.recheck, config.reset, weighted],
+        floats=[float(speeds.max())],
+        period=config.period, choice_at_timer=d if needs_choice(point.servers, d, False) else 0,
+        lists=True, listed=True, lists_at_arrival=True, lists_at_departure=True,
+        # The kernel's integers are int64: a threshold above every reachable length is any such one.
+        threshold=min(config.initial_threshold, total + 1), sample=d)
+
+
+
+@njit(cache=True, inline="always")
+def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ubuf: np.ndarray,
+           iv: np.ndarray, T: Tools, sid: int) -> None:
+    """`JBTPolicy._check`: a server below its threshold and not listed reports."""
+    listed = T.listed
+    if listed[sid]:
+        return
+    r = T.threshold[sid]
+    n = length[sid]
+    if n < r or (n == r and not P[STRICT]):
+        listed[sid] = 1
+        target = random_dispatcher(P, rng, ubuf, iv)
+        counts[P[P_REPORT]] += 1
+        # Not listed, so in no list: no chain needed (`core.id_add`); count stands in for chain and nodes.
+        count = T.count
+        id_add(T.lists, T.lstart, T.lcap, count, count, count, count, iv, False, target, sid)
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    return list_dispatch(P, rng, ubuf, iv, T, dispatcher, False, P[WEIGHTED] != 0, Q[TOP])
+
+
+@njit(cache=True, inline="always")
+def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
+    """`JBTPolicy._arrived`."""
+    if via_list:
+        T.listed[sid] = 0
+        if P[REREPORT]:
+            _check(P, counts, length, rng, ubuf, iv, T, sid)
+
+
+@njit(cache=True, inline="always")
+def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    _check(P, counts, length, rng, ubuf, iv, T, sid)
+
+
+@njit(cache=True)  # rare: not inlined, to keep compilation short
+def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+               ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
+    """`JBTPolicy.__init__`: every server checks itself, from ``iv[I_INIT]`` on."""
+    for sid in range(iv[I_INIT], P[P_N]):
+        if not list_room(iv, T.lists):
+            iv[I_INIT] = sid
+            return False
+        _check(P, counts, length, rng, ubuf, iv, T, sid)
+    iv[I_INIT] = -1
+    return True
+
+
+@njit(cache=True)  # rare: not inlined, to keep compilation short
+def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+          ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
+    """One threshold update of `JBTPolicy._updates`: sample d, take the smallest length, tell every server.
+
+    The servers learn it one by one, from ``iv[I_UPDATING]`` on; False if it stopped
+    for list room (``resume`` goes on from there).
+    """
+    if not resume:
+        n, d = P[P_N], P[D]
+        sample(rng, ubuf, iv, n, d, False, T.picked, T.choice)
+        round_trips(P, counts, d)
+        r = length[T.picked[0]]
+        for j in range(1, d):
+            r = min(r, length[T.picked[j]])
+        if P[RESET] != 0:
+            # Dispatcher 0 clears its list, then sends each other one a threshold message,
+            # which (zero latency) clears its list at once.
+            for dispatcher in range(P[P_D]):
+                id_clear(T.count, dispatcher)
+            counts[P[P_THRESHOLD_KIND]] += P[P_D] - 1
+        iv[I_UPDATE_R] = r
+        iv[I_UPDATING] = 0
+    r = iv[I_UPDATE_R]
+    reset = P[RESET] != 0
+    recheck = P[RECHECK] != 0 or reset
+    for sid in range(iv[I_UPDATING], P[P_N]):
+        if recheck and not list_room(iv, T.lists):  # this server's check may list it: room first
+            iv[I_UPDATING] = sid
+            return False
+        counts[P[P_THRESHOLD_KIND]] += 1
+        T.threshold[sid] = r
+        if reset:
+            T.listed[sid] = 0
+        if recheck:
+            _check(P, counts, length, rng, ubuf, iv, T, sid)
+    iv[I_UPDATING] = -1
+    return True

@@ -1,0 +1,72 @@
+"""JSQ, compiled (`emulator.policies.jsq`): the length index's uniform pick among the shortest, 2N messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...policies.jsq import JSQConfig
+from ..core import uniform
+from ..state import I_LEVELS, I_LOW, P_N
+from ..tools import Description, Tools
+from .common import nothing_initialise, nothing_timer, round_trips
+
+PARAMS: frozenset[str] = frozenset()
+
+
+def describe(config: JSQConfig, point: Any, speeds: np.ndarray) -> Description:
+    return Description(index=True)
+
+
+@njit(cache=True, inline="always")
+def _move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.ndarray,
+          sid: int, old: int, new: int) -> None:
+    """`LengthIndex._move`: server ``sid`` from bucket ``old`` to bucket ``new``."""
+    i = position[sid]
+    last = buckets[old, size[old] - 1]
+    size[old] -= 1
+    if last != sid:
+        buckets[old, i] = last
+        position[last] = i
+    if new == iv[I_LEVELS]:
+        iv[I_LEVELS] = new + 1
+    position[sid] = size[new]
+    buckets[new, size[new]] = sid
+    size[new] += 1
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    round_trips(P, counts, P[P_N])
+    u = uniform(rng, ubuf, iv)
+    low = iv[I_LOW]
+    return T.buckets[low, int(u * T.bucket_size[low])], False
+
+
+@njit(cache=True, inline="always")
+def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
+    """`LengthIndex.arrived` (one job at a time: the length moved by one)."""
+    if blocked:
+        return
+    new = length[sid]
+    _move(T.buckets, T.bucket_size, T.position, iv, sid, new - 1, new)
+    low = iv[I_LOW]
+    if new - 1 == low and T.bucket_size[low] == 0:
+        iv[I_LOW] = new
+
+
+@njit(cache=True, inline="always")
+def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    """`LengthIndex.departed`."""
+    new = length[sid]
+    _move(T.buckets, T.bucket_size, T.position, iv, sid, new + 1, new)
+    if new < iv[I_LOW]:
+        iv[I_LOW] = new
+
+
+initialise, timer = nothing_initialise, nothing_timer

@@ -1,0 +1,31 @@
+"""Round robin, compiled (`emulator.policies.round_robin`): the servers in turn, per dispatcher."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...policies.round_robin import RoundRobinConfig
+from ..state import P_N
+from ..tools import Description, Tools
+from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer
+
+PARAMS: frozenset[str] = frozenset()
+
+
+def describe(config: RoundRobinConfig, point: Any, speeds: np.ndarray) -> Description:
+    return Description(rr=True)
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    rr = T.rr
+    position = rr[dispatcher]
+    rr[dispatcher] = position + 1 if position + 1 < P[P_N] else 0
+    return position, False
+
+
+on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer

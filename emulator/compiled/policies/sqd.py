@@ -1,0 +1,50 @@
+"""SQ(d), compiled (`emulator.policies.sqd`): d sampled servers, the shortest joined, 2d messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...policies.sqd import SQDConfig
+from ..core import sample, shortest, uniform
+from ..state import P_N, P_PARAMS
+from ..tools import Description, Tools, needs_choice
+from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
+
+PARAMS = frozenset({"d", "replace"})
+D, REPLACE, PAIR = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2  # PAIR: SQ(2) without replacement, written out
+
+
+def describe(config: SQDConfig, point: Any, speeds: np.ndarray) -> Description:
+    d = int(config.d)
+    pair = d == 2 and not config.replace
+    choice = d if not pair and needs_choice(point.servers, d, config.replace) else 0
+    return Description(ints=[d, config.replace, pair], sample=d, choice_at_dispatch=choice)
+
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    n = P[P_N]
+    if P[PAIR]:  # the SimPy policy's written-out SQ(2): `Uniforms.sample(n, 2)` and `shortest`, inlined
+        a = int(uniform(rng, ubuf, iv) * n)
+        b = int(uniform(rng, ubuf, iv) * (n - 1))
+        first, second = a, (b + 1 if b >= a else b)
+        round_trips(P, counts, 2)
+        one, two = length[first], length[second]
+        if two < one or (two == one and uniform(rng, ubuf, iv) * 2 < 1.0):
+            return second, False
+        return first, False
+    d = P[D]
+    picked, values = T.picked, T.values
+    sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, picked, T.choice)
+    round_trips(P, counts, d)
+    for j in range(d):
+        values[j] = length[picked[j]]
+    return picked[shortest(values, d, rng, ubuf, iv)], False
+
+
+on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer

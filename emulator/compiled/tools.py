@@ -1,0 +1,174 @@
+"""The policies' arrays in the compiled engine: what a policy's description asks for, and its toolkit.
+
+A compiled policy (a module under `emulator.compiled.policies`) describes what
+it needs with `Description`; the engine allocates the toolkit from it and hands
+the kernel a `Tools` tuple of arrays, which every hook of every policy receives.
+The parts of the toolkit:
+
+- the length index (JSQ's `LengthIndex`): ``buckets``, ``bucket_size``, ``position``,
+  with the kernel's ``I_LEVELS`` and ``I_LOW``; it grows by levels (NEED_LEVELS);
+- the dispatchers' lists (`IdList`, see `core.id_add`): ``lists``, ``lstart``,
+  ``lcap``, ``count`` and, where a server can be in several, the chains ``chain``,
+  ``node_d``, ``node_next``; they are compacted or grown on NEED_LISTS;
+- per server: ``threshold`` (int64) and ``listed`` (int8) flags; per dispatcher:
+  ``rr`` (int64); ``weights`` (the servers' speeds, or one entry when all are equal);
+- scratch for sampling k servers: ``choice``, ``picked``, ``values``;
+- ``ints``: rows of int64 per server, for a policy's own state (rows asked by
+  `Description.int_rows`).
+
+An array a policy does not use has one element, so the tuple's types never change.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import state as S
+
+Tools = namedtuple("Tools", [
+    "rr", "buckets", "bucket_size", "position", "threshold", "listed",
+    "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
+    "weights", "choice", "picked", "values", "ints",
+])
+"""The arrays every compiled hook receives (see the module docstring)."""
+
+
+@dataclass
+class Description:
+    """What one compiled policy, at one sweep point, asks of the engine and the kernel.
+
+    ``ints`` and ``floats`` are its parameters, read by its hooks as
+    ``P[P_PARAMS + i]`` and ``Q[Q_PARAMS + i]``.
+    """
+
+    ints: list[int] = field(default_factory=list)
+    floats: list[float] = field(default_factory=list)
+    period: float = 0.0  # > 0: the timer hook runs every period, from t = period on
+    choice_at_dispatch: int = 0  # k > 0: a dispatch samples k of N with rng.choice (`needs_choice`)
+    choice_at_timer: int = 0
+    index: bool = False  # the length index
+    lists: bool = False  # the dispatchers' lists ...
+    chained: bool = False  # ... where a server can be in several (JIQ with several dispatchers)
+    lists_at_arrival: bool = False  # an arrival may add an id (room first)
+    lists_at_departure: bool = False
+    listed: bool = False  # a flag per server
+    threshold: int | None = None  # a threshold per server, starting here
+    rr: bool = False  # a position per dispatcher, starting at k N / D (round robin)
+    sample: int = 2  # the largest sample of servers or dispatchers a hook draws
+    int_rows: int = 0  # rows of `Tools.ints`
+
+
+def needs_choice(n: int, k: int, replace: bool) -> bool:
+    """Whether ``Uniforms.sample(n, k, replace)`` falls back to ``rng.choice`` (the engine draws it then)."""
+    return not replace and k != 2 and 4 * k > n
+
+
+def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:
+    """Write what the driver reads of a description into the kernel's parameters."""
+    if len(description.ints) > S.P_NPARAMS or len(description.floats) > S.Q_NPARAMS:
+        raise ValueError("a compiled policy has more parameters than the kernel holds")
+    P[S.P_PARAMS:S.P_PARAMS + len(description.ints)] = description.ints
+    Q[S.Q_PARAMS:S.Q_PARAMS + len(description.floats)] = description.floats
+    Q[S.Q_PERIOD] = description.period
+    P[S.P_TIMER] = description.period > 0
+    P[S.P_CHOICE_AT_DISPATCH] = description.choice_at_dispatch
+    P[S.P_CHOICE_AT_TIMER] = description.choice_at_timer
+    P[S.P_INDEX] = description.index
+    P[S.P_LISTS_AT_ARRIVAL] = description.lists_at_arrival
+    P[S.P_LISTS_AT_DEPARTURE] = description.lists_at_departure
+
+
+class Toolkit:
+    """The arrays of `Tools` for one replication, and their growth between kernel calls."""
+
+    def __init__(self, description: Description, servers: int, dispatchers: int, speeds: np.ndarray,
+                 iv: np.ndarray) -> None:
+        n = servers
+        self.rr = np.array([k * n // dispatchers for k in range(dispatchers)] if description.rr else [0],
+                           dtype=np.int64)
+        levels = 4 if description.index else 1
+        self.buckets = np.zeros((levels, n if description.index else 1), dtype=np.int64)
+        self.bucket_size = np.zeros(levels, dtype=np.int64)
+        self.position = np.zeros(n if description.index else 1, dtype=np.int64)
+        if description.index:  # every server at length 0
+            self.buckets[0] = np.arange(n)
+            self.bucket_size[0] = n
+            self.position[:] = np.arange(n)
+        iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
+        start = 0 if description.threshold is None else description.threshold
+        self.threshold = np.full(n if description.threshold is not None else 1, start, dtype=np.int64)
+        self.listed = np.zeros(n if description.listed else 1, dtype=np.int8)
+        self._lists_init(n, dispatchers, iv, description.lists, description.chained)
+        self.weights = speeds
+        k = max(2, description.sample)
+        self.choice = np.zeros(k, dtype=np.int64)
+        self.picked = np.zeros(k, dtype=np.int64)
+        self.values = np.zeros(k, dtype=np.int64)
+        self.ints = np.zeros((max(1, description.int_rows), n if description.int_rows else 1), dtype=np.int64)
+
+    def tools(self) -> Tools:
+        """The arrays as the kernel takes them, as they are now (growth replaces some)."""
+        return Tools(self.rr, self.buckets, self.bucket_size, self.position, self.threshold, self.listed,
+                     self.lists, self.lstart, self.lcap, self.count, self.chain, self.node_d, self.node_next,
+                     self.weights, self.choice, self.picked, self.values, self.ints)
+
+    # -- the length index ------------------------------------------------------------------
+    def grow_levels(self, iv: np.ndarray) -> None:
+        """Twice the levels (NEED_LEVELS)."""
+        self.buckets = np.concatenate([self.buckets, np.zeros_like(self.buckets)])
+        self.bucket_size = np.concatenate([self.bucket_size, np.zeros_like(self.bucket_size)])
+        iv[S.I_LEVEL_CAP] = len(self.bucket_size)
+
+    # -- the dispatchers' lists ---------------------------------------------------------------
+    def _lists_init(self, servers: int, dispatchers: int, iv: np.ndarray, used: bool, chained: bool) -> None:
+        """The lists in memory proportional to the ids they hold (`core.id_add`).
+
+        SimPy keeps one `IdList` per dispatcher, as long as its contents; a dense array of
+        dispatchers x N slots would ask for 75 GiB at N = 10^6 and 10,000 dispatchers. Here
+        each list is a block of one pool (``lists``, from ``lstart`` with ``lcap`` slots),
+        membership across lists a chain of nodes per server (``chain``, ``node_d``,
+        ``node_next``, with a free list). When the kernel may run out of room it returns
+        NEED_LISTS and `grow_lists` compacts the pool or adds nodes.
+        """
+        self.count = np.zeros(dispatchers, dtype=np.int64)
+        self.lstart = np.zeros(dispatchers, dtype=np.int64)
+        self.lcap = np.zeros(dispatchers, dtype=np.int64)  # every list starts with no block: its first id moves it
+        self.lists = np.zeros(2 * servers + 64 if used else 1, dtype=np.int64)  # the first tokens or reports fit
+        self.chain = np.full(servers if chained else 1, -1, dtype=np.int64)
+        nodes = servers + 64 if chained else 1
+        self.node_d = np.zeros(nodes, dtype=np.int64)
+        self.node_next = np.append(np.arange(1, nodes, dtype=np.int64), np.int64(-1))
+        iv[S.I_POOL_END] = iv[S.I_MAXCAP] = iv[S.I_NODE_FREE] = 0  # (unchained: one node that is never taken)
+        iv[S.I_INIT] = iv[S.I_UPDATING] = -1
+
+    def grow_lists(self, iv: np.ndarray) -> None:
+        """Room for one more id (NEED_LISTS): nodes as many again, or the pool compacted, at least half free.
+
+        Each block is shrunk to at most twice its ids (and 4) into a pool as large as
+        before, or twice what it holds.
+        """
+        if iv[S.I_NODE_FREE] < 0:  # no free node: as many again
+            old = len(self.node_d)
+            self.node_d = np.concatenate([self.node_d, np.zeros(old, dtype=np.int64)])
+            self.node_next = np.concatenate([self.node_next, np.arange(old + 1, 2 * old, dtype=np.int64),
+                                             [np.int64(-1)]])
+            iv[S.I_NODE_FREE] = old
+        need = max(4, 2 * int(iv[S.I_MAXCAP]))  # `core.list_room`: one list's block moves to the end
+        if len(self.lists) - int(iv[S.I_POOL_END]) >= need:
+            return
+        count = self.count
+        # Shrunk, never grown: the largest block is no larger, so the kernel needs no more room than now.
+        # A list keeps its smallest block (4 ids) once it had one: lists emptied by a reset fill again.
+        cap = np.minimum(self.lcap, np.maximum(4, 2 * count))
+        start = np.cumsum(cap) - cap
+        used = int(cap.sum())
+        offset = np.arange(int(count.sum())) - np.repeat(np.cumsum(count) - count, count)
+        # At least half of it free: the next compaction waits for as many slots of moved blocks.
+        pool = np.zeros(max(2 * (used + need), len(self.lists)), dtype=np.int64)
+        pool[np.repeat(start, count) + offset] = self.lists[np.repeat(self.lstart, count) + offset]
+        self.lists, self.lstart, self.lcap = pool, start, cap
+        iv[S.I_POOL_END] = used
+        iv[S.I_MAXCAP] = int(cap.max())
