@@ -24,12 +24,13 @@ def policies_of(folder: str | Path) -> dict[tuple[int, str], dict[str, Any]]:
     service, unit speeds, zero latency, continuous time: the setting of the mean-field results).
     Empty if there is no readable scenario.yaml.
     """
-    import emulator
+    from emulator.errors import ScenarioError
+    from emulator.scenario.reading import load_scenario
 
     path = Path(folder) / "scenario.yaml"
     try:
-        points = emulator.load_scenario(path).points()
-    except (emulator.ScenarioError, OSError):
+        points = load_scenario(path).points()
+    except (ScenarioError, OSError):
         return {}
     out = {}
     for point in points:

@@ -11,13 +11,13 @@ model, random and round robin.
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
 from .api import Results, run, simulate
+from .contract import check_policy
 from .errors import RunError, ScenarioError
-from .policies import REGISTRY
+from .policies import REGISTRY, register_policy
 from .scenario.reading import load_scenario
 from .scenario.sweep import Scenario
+from .version import __version__
 
-__all__ = ["REGISTRY", "Results", "RunError", "Scenario", "ScenarioError", "load_scenario", "run", "simulate",
-           "__version__"]
+__all__ = ["REGISTRY", "Results", "RunError", "Scenario", "ScenarioError", "__version__", "check_policy",
+           "load_scenario", "register_policy", "run", "simulate"]

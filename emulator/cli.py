@@ -22,7 +22,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser() -> argparse.ArgumentParser:
-    from . import __version__
+    from .version import __version__
 
     parser = _Parser(prog="lbemu", description="Emulate dispatcher load balancing: delay and "
                                                 "control messages per job, by kind.")

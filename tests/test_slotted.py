@@ -22,7 +22,7 @@ from test_theory import check, column, interval, replicate
 import analysis.theory as theory
 from emulator import Scenario, ScenarioError
 from emulator.model.build import build_model
-from emulator.model.slotted import arrival_counts
+from emulator.workload.slots import arrival_counts
 
 
 def traced_slotted(policy: dict[str, Any], slot: dict[str, Any] | None = None, **options: Any) -> Any:

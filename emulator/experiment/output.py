@@ -11,7 +11,7 @@ import yaml
 
 
 def _scenario_text(scenario: Any) -> str:
-    from .. import __version__
+    from ..version import __version__
 
     # The version goes in a comment, so that the file is a scenario lbemu runs as it is.
     return f"# resolved by lbemu {__version__}\n" + yaml.safe_dump(scenario.to_dict(), sort_keys=False)

@@ -19,7 +19,7 @@ from ..policies import REGISTRY
 from ..policies.base import Policy
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
-from ..workload import arrivals
+from ..workload import arrivals, slots
 from ..workload.speeds import draw_speeds
 from ..workload.streams import Uniforms, generator
 from . import slotted
@@ -99,10 +99,10 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     # Unequal shares: the dispatcher whose cumulative share first exceeds the uniform draw.
     bounds = None if shares is None else [*accumulate(shares[:-1]), math.inf]
     if system.time == "slotted":
-        counts = slotted.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"),
+        counts = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"),
                                         **arrival.gap_options())
         mus = [speed / workload.service.mean for speed in speeds]
-        caps = slotted.capacities(workload.service.kind, mus, generator(seed, "capacities"))
+        caps = slots.capacities(workload.service.kind, mus, generator(seed, "capacities"))
         env.process(slotted.clock(env, counts, caps, servers, busy, dispatchers,  # type: ignore[arg-type]
                                   split, recorder, slot.same_slot, bounds))
         return model

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ..errors import ScenarioError
 from ..policies import REGISTRY
 from ..workload.arrivals import gaps, read_trace
+from ..workload.slots import DENOMINATOR, ROWS
 from .schema import LawConfig, ResolvedPolicy, SystemConfig
 
 if TYPE_CHECKING:
@@ -41,7 +42,7 @@ MAX_SLOTS = 4_000_000
 """Slots a slotted run may take: the clock does Python work in every slot, 2.4 to 4.4 us even in an empty one
 (3.8 million empty slots: 9.4 s on one core)."""
 MAX_CAPACITY_DRAWS = 20_000_000
-"""Poisson capacities a slotted run may draw, one per server and slot, `slotted.ROWS` slots at a time: 0.1 to
+"""Poisson capacities a slotted run may draw, one per server and slot, `slots.ROWS` slots at a time: 0.1 to
 0.3 us and about 20 bytes each while a batch is held (N = 19,000: 7 s and 430 MB for one batch)."""
 MIN_WINDOW_SLOTS = 5
 """Slots the measurement window of a slotted run spans at least, run.jobs / λN: a window within one slot has no
@@ -49,8 +50,6 @@ length (sim_time 0, and no time averages), and a short one measures pull message
 slot's arrivals, 1 / (window slots) of its jobs."""
 MAX_POISSON_MEAN = 1e18
 """Mean of a Poisson count per slot (a capacity), at most: numpy refuses means above about 9.2e18."""
-DENOMINATOR = 1_000_000
-"""Deterministic arrivals per slot are a fraction with at most this denominator (`slotted.arrival_counts`)."""
 DEFAULT_SWITCH_RATE = inspect.signature(gaps).parameters["switch_rate"].default
 
 
@@ -279,8 +278,6 @@ def _check_slot_count(scenario: Scenario, rate: float, slowest: float, slow_key:
     high/low cycle 1/switch_rate (a run shorter than a cycle may wait out a whole
     low period). The error names the key of the largest part.
     """
-    from ..model.slotted import ROWS
-
     system, run, arrivals = scenario.system, scenario.run, scenario.workload.arrivals
     arriving = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
     parts = [(f"workload.load{context}", arriving, f"the jobs at λN = {rate:.3g} a slot"),

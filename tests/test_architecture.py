@@ -1,0 +1,134 @@
+"""The shape of the package: one direction of imports, and scenario reading free of the engines.
+
+Imports are read from the source with `ast`, all of them: at module level, under
+``TYPE_CHECKING`` and inside functions. An edge goes from a module to each module it
+names (``from .a import b`` names ``a.b`` where that is a module, else ``a``); the
+implicit import of a parent package is not an edge.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("emulator", "analysis")
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in PACKAGES:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            found[".".join(parts)] = path
+    return found
+
+
+def _imports(module: str, path: Path, known: set[str]) -> set[str]:
+    """The package's modules that ``module`` imports, anywhere in its source."""
+    package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                source = ".".join(base + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            submodules = {f"{source}.{alias.name}" for alias in node.names} & known
+            names.update(submodules)
+            if len(submodules) < len(node.names):  # a name from the module itself, not only its submodules
+                names.add(source)
+    return {name for name in names if name in known and name != module}
+
+
+def _graph() -> dict[str, set[str]]:
+    modules = _modules()
+    return {module: _imports(module, path, set(modules)) for module, path in modules.items()}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph[node]):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    sys.setrecursionlimit(max(10_000, sys.getrecursionlimit()))
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_import_cycle_among_the_modules() -> None:
+    graph = _graph()
+    assert len(graph) > 40 and graph["emulator.model.build"], "the graph was not read"
+    assert _cycles(graph) == []
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("layer, forbidden", [
+    ("emulator.scenario", ("emulator.model", "emulator.compiled", "emulator.experiment", "emulator.api")),
+    ("emulator.policies", ("emulator.model", "emulator.compiled", "emulator.experiment", "emulator.scenario.sweep",
+                           "emulator.api")),
+    ("emulator.measure", ("emulator.model", "emulator.compiled", "emulator.policies", "emulator.scenario")),
+    ("emulator.workload", ("emulator.model", "emulator.compiled", "emulator.experiment")),
+    ("emulator.model", ("emulator.compiled", "emulator.experiment")),
+    ("emulator.compiled", ("emulator.model", "emulator.experiment")),
+])
+def test_each_layer_imports_only_below_it(layer: str, forbidden: tuple[str, ...]) -> None:
+    graph = _graph()
+    for module, targets in graph.items():
+        if module == layer or module.startswith(layer + "."):
+            bad = sorted(t for t in targets if any(t == f or t.startswith(f + ".") for f in forbidden))
+            assert not bad, f"{module} imports {bad}"
+
+
+def test_reading_a_scenario_needs_no_engine() -> None:
+    """Validation, the sweep and the JSON Schema import neither SimPy nor numba nor the engines."""
+    script = """
+import sys
+from emulator.scenario.reading import load_scenario
+scenario = load_scenario("scenarios/quickstart.yaml")
+points = scenario.points()
+schema = type(scenario).model_json_schema()
+loaded = [name for name in ("simpy", "numba", "emulator.model", "emulator.compiled") if name in sys.modules]
+print(len(points), len(schema) > 0, loaded)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split("\n")[0] == "3 True []", done.stdout
