@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .style import Style
+from .sweep import describe, determines, swept_keys
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,16 +46,6 @@ def read_response_cdf(folder: Path) -> pd.DataFrame | None:
     if not set(CDF_COLUMNS) <= set(frame.columns) or frame.empty:
         return None
     return frame
-
-
-def _point_title(frame: pd.DataFrame) -> str:
-    keys = [c for c in frame.columns if "." in c]
-    first = frame.iloc[0]
-    return ", ".join(f"{'.'.join(k.split('.')[-2:])}={_fmt(first[k])}" for k in keys)
-
-
-def _fmt(value: Any) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def response_tail_figure(cdf: pd.DataFrame, style: Style, summary: pd.DataFrame | None = None) -> Figure:
@@ -92,7 +83,8 @@ def response_tail_figure(cdf: pd.DataFrame, style: Style, summary: pd.DataFrame 
         ax.set_yscale("log")
         ax.set_xlabel("response time t")
         ax.set_ylabel("P(response > t)")
-        ax.set_title(_point_title(frame), fontsize="small")
+        keys = swept_keys(frame)
+        ax.set_title(describe(keys, [frame.iloc[0][k] for k in keys]), fontsize="small")
     _legend(fig, axes, title="policy")
     note = "" if len(shown) == len(points) else f" ({len(shown)} of {len(points)} sweep points)"
     what = f"Response-time tail P(response > t){note}"
@@ -113,13 +105,13 @@ def period_key(summary: pd.DataFrame) -> str | None:
 
 def period_figure(summary: pd.DataFrame, style: Style) -> Figure:
     """Messages per job against the swept JBT-d period T, with the other swept keys as panels."""
-    from .plots import Layout, _determines, _metric_figure, layout
+    from .plots import Layout, _metric_figure, layout
 
     key = period_key(summary)
     assert key is not None
     plan = layout(summary)
     panels = [c for c in ([plan.x] if plan.x not in (None, key) else []) + plan.panels
-              if c != key and not _determines(summary, key, c)]
+              if c != key and not determines(summary, key, c)]
     period = Layout(key, True, [str(c) for c in panels], plan.policies, "JBT-d period T")
     return _metric_figure(summary, period, style, "messages_per_job",
                           "Control messages per job against the threshold update period (95% CI)")

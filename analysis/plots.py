@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .style import Style, policy_style
+from .sweep import describe, determines, short_name, swept_keys, value_label, varying
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -88,36 +89,6 @@ class Layout:
     x_label: str = ""
 
 
-def short_name(key: str) -> str:
-    """The last two parts of a dotted key: ``workload.service.kind`` -> ``service.kind``.
-
-    Parameters
-    ----------
-    key : str
-        A column name, dotted or not.
-
-    Returns
-    -------
-    str
-    """
-    return ".".join(key.split(".")[-2:])
-
-
-def swept_keys(summary: pd.DataFrame) -> list[str]:
-    """Columns of swept keys: names with a dot, CI columns aside.
-
-    Parameters
-    ----------
-    summary : DataFrame
-        ``summary.csv`` as a frame.
-
-    Returns
-    -------
-    list of str
-    """
-    return [c for c in summary.columns if "." in c and not c.endswith("_ci95")]
-
-
 def _is_numeric(values: pd.Series) -> bool:
     import pandas as pd
 
@@ -146,33 +117,28 @@ def layout(summary: pd.DataFrame) -> Layout:
         column = resolved if resolved in summary.columns and _is_numeric(summary[key]) else key
         if column not in columns:
             columns.append(column)
-    varying = [c for c in columns if summary[c].nunique(dropna=False) > 1]
-    if not varying:
-        varying = [c for c in ("load", "servers") if c in summary and summary[c].nunique() > 1]
+    changing = varying(summary, columns)
+    if not changing:
+        changing = [c for c in ("load", "servers") if c in summary and summary[c].nunique() > 1]
     policies = list(dict.fromkeys(summary["policy"].astype(str)))
-    if not varying:
+    if not changing:
         return Layout(None, False, [], policies, "")
-    numeric = [c for c in varying if _is_numeric(summary[c])]
+    numeric = [c for c in changing if _is_numeric(summary[c])]
     if "load" in numeric:
         x = "load"
     elif numeric:
         x = max(numeric, key=lambda c: summary[c].nunique())
     else:
-        x = max(varying, key=lambda c: summary[c].nunique())
+        x = max(changing, key=lambda c: summary[c].nunique())
     panels: list[str] = []
-    for c in varying:
+    for c in changing:
         # A key that a zip group ties to x, or to a panel key already chosen, adds no panel.
-        if c != x and not any(_determines(summary, key, c) for key in (x, *panels)):
+        if c != x and not any(determines(summary, key, c) for key in (x, *panels)):
             panels.append(c)
     label = AXIS_LABELS.get(x, short_name(x))
     if x == "load" and "discipline" in summary and (summary["discipline"] == "pool").all():
         label = "load λ (arrival rate per pool)"
     return Layout(x, x in numeric, panels, policies, label)
-
-
-def _determines(summary: pd.DataFrame, key: str, other: str) -> bool:
-    """Whether each value of ``key`` comes with a single value of ``other``."""
-    return bool(summary.groupby(key, dropna=False)[other].nunique(dropna=False).max() <= 1)
 
 
 def panel_groups(summary: pd.DataFrame, plan: Layout) -> list[tuple[str, pd.DataFrame]]:
@@ -194,15 +160,8 @@ def panel_groups(summary: pd.DataFrame, plan: Layout) -> list[tuple[str, pd.Data
     groups = []
     for values, frame in summary.groupby(plan.panels, sort=False, dropna=False):
         values = values if isinstance(values, tuple) else (values,)
-        title = ", ".join(f"{short_name(k)}={_fmt(v)}" for k, v in zip(plan.panels, values, strict=True))
-        groups.append((title, frame))
+        groups.append((describe(plan.panels, values), frame))
     return groups
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
 
 
 # -- styling ---------------------------------------------------------------------------
@@ -293,7 +252,7 @@ def _title(fig: Figure, summary: pd.DataFrame, what: str) -> None:
         parts.append(str(summary["scenario"].iloc[0]))
     for column, name in (("servers", "N"), ("load", "load")):
         if column in summary and summary[column].nunique() == 1:
-            parts.append(f"{name}={_fmt(summary[column].iloc[0])}")
+            parts.append(f"{name}={value_label(summary[column].iloc[0])}")
     for column in ("arrivals", "service", "discipline"):
         if column in summary and summary[column].nunique() == 1:
             parts.append(str(summary[column].iloc[0]))
@@ -340,9 +299,9 @@ def _bars(ax: Axes, frame: pd.DataFrame, plan: Layout, style: _Style, metric: st
         ax.set_xticks([-0.4 + width * (j + 0.5) for j in range(len(present))], present,
                       rotation=30, ha="right")
         if plan.x is not None:
-            ax.set_xlabel(f"{plan.x_label} = {_fmt(categories[0])}")
+            ax.set_xlabel(f"{plan.x_label} = {value_label(categories[0])}")
     else:
-        ax.set_xticks(range(len(categories)), [_fmt(c) for c in categories])
+        ax.set_xticks(range(len(categories)), [value_label(c) for c in categories])
         ax.set_xlabel(plan.x_label)
     _scale(ax, frame[metric].tolist(), "y")
 
@@ -421,7 +380,7 @@ def _tradeoff_figure(summary: pd.DataFrame, plan: Layout, style: _Style) -> Figu
         shown = dict.fromkeys([values[0], values[len(values) // 2], values[-1]])
         extra.append((Line2D([], [], linestyle="none"), f"\nmarker size: {short_name(plan.x)}"))
         extra += [(Line2D([], [], linestyle="none", marker="o", color="grey", markersize=sizes(v)),
-                   _fmt(v)) for v in shown]
+                   value_label(v)) for v in shown]
     _legend(fig, axes, extra, title="policy")
     _title(fig, summary, "Delay against control messages per job")
     return fig
@@ -486,7 +445,7 @@ def _kinds_figure(summary: pd.DataFrame, plan: Layout) -> Figure:
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if clipped else None)
         ax.set_ylim(0, top * 1.12)
         ax.set_xticks(range(len(present)), present, rotation=40, ha="right", fontsize="small")
-        label = "" if x is None else f"{plan.x_label.split(' (')[0]}={_fmt(x)}"
+        label = "" if x is None else f"{plan.x_label.split(' (')[0]}={value_label(x)}"
         ax.set_title("\n".join(t for t in (title, label) if t), fontsize="small")
         ax.set_ylabel("messages per job")
     _legend(fig, axes, title="kind")

@@ -49,6 +49,7 @@ from emulator.messages import KINDS
 from emulator.output import expect_numbers
 
 from .cells import Cell, direction, fixed
+from .sweep import determines, short_name, swept_keys, value_label, varying
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 FIFO_METRICS = ("mean_response", "messages_per_job")
@@ -132,29 +133,16 @@ class Pivot:
 
 
 # -- choosing the layout -------------------------------------------------------------------
-def swept_keys(summary: pd.DataFrame) -> list[str]:
-    """Swept keys: the dotted column names (CI and paired-difference columns aside)."""
-    return [c for c in summary.columns if "." in c and not c.endswith("_ci95")]
-
-
-def _varying(summary: pd.DataFrame, keys: Sequence[str]) -> list[str]:
-    return [k for k in keys if summary[k].nunique(dropna=False) > 1]
-
-
-def _determines(summary: pd.DataFrame, key: str, other: str) -> bool:
-    return bool(summary.groupby(key, dropna=False)[other].nunique(dropna=False).max() <= 1)
-
-
 def main_key(summary: pd.DataFrame) -> str | None:
     """The swept key that goes across by default: a load, else the numeric one with most values."""
-    varying = _varying(summary, swept_keys(summary))
-    if not varying:
+    keys = varying(summary, swept_keys(summary))
+    if not keys:
         return None
-    loads = [k for k in varying if k.endswith(".load")]
+    loads = [k for k in keys if k.endswith(".load")]
     if loads:
         return loads[0]
-    numeric = [k for k in varying if pd.api.types.is_numeric_dtype(summary[k])]
-    return max(numeric or varying, key=lambda k: summary[k].nunique())
+    numeric = [k for k in keys if pd.api.types.is_numeric_dtype(summary[k])]
+    return max(numeric or keys, key=lambda k: summary[k].nunique())
 
 
 def _keys(summary: pd.DataFrame, rows: Sequence[str] | None,
@@ -173,10 +161,10 @@ def _keys(summary: pd.DataFrame, rows: Sequence[str] | None,
     cols = list(cols)
     rows = list(rows) if rows is not None else []
     placed = [*rows, *cols]
-    extra = [k for k in _varying(summary, swept_keys(summary))
-             if k not in placed and not any(_determines(summary, p, k) for p in placed if p != "policy")]
+    extra = [k for k in varying(summary, swept_keys(summary))
+             if k not in placed and not any(determines(summary, p, k) for p in placed if p != "policy")]
     # A key that a zip group ties to another extra key adds nothing either.
-    extra = [k for i, k in enumerate(extra) if not any(_determines(summary, e, k) for e in extra[:i])]
+    extra = [k for i, k in enumerate(extra) if not any(determines(summary, e, k) for e in extra[:i])]
     rows = [*extra, *rows]
     if "policy" not in rows and "policy" not in cols:
         rows.append("policy")
@@ -241,14 +229,8 @@ def _combos(summary: pd.DataFrame, keys: Sequence[str]) -> list[tuple[Any, ...]]
         return [()]
     frame = summary[list(keys)].drop_duplicates()
     combos = [tuple(row) for row in frame.itertuples(index=False, name=None)]
-    ranks = [{_fmt(v): i for i, v in enumerate(dict.fromkeys(summary[k].map(_fmt)))} for k in keys]
-    return sorted(combos, key=lambda combo: [rank[_fmt(v)] for rank, v in zip(ranks, combo, strict=True)])
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
+    ranks = [{value_label(v): i for i, v in enumerate(dict.fromkeys(summary[k].map(value_label)))} for k in keys]
+    return sorted(combos, key=lambda combo: [rank[value_label(v)] for rank, v in zip(ranks, combo, strict=True)])
 
 
 def key_name(key: str) -> str:
@@ -258,7 +240,7 @@ def key_name(key: str) -> str:
     """
     if key.startswith("policies."):
         return key.rsplit(".", 1)[-1]
-    return KEY_NAMES.get(key, ".".join(key.split(".")[-2:]))
+    return KEY_NAMES.get(key, short_name(key))
 
 
 def metric_title(metric: str, summary: pd.DataFrame, compare_to: str | None = None) -> str:
@@ -339,7 +321,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
 
     candidate_rows = entries(row_keys)
     col_combos = entries(col_keys)
-    index = {tuple(_fmt(v) for v in row): i
+    index = {tuple(value_label(v) for v in row): i
              for i, row in enumerate(summary[[*row_keys, *col_keys]].itertuples(index=False, name=None))}
     keys = [*row_keys, *col_keys]
     cells: dict[tuple[int, int], Cell | Value] = {}
@@ -354,7 +336,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
             if isinstance(entry, Entry) and kind == MEASURED:
                 values["policy"] = entry.policy
             if not isinstance(entry, Entry) or kind == MEASURED:
-                at = index.get(tuple(_fmt(values[k]) for k in keys))
+                at = index.get(tuple(value_label(values[k]) for k in keys))
                 if at is not None:
                     half = summary.at[at, f"{metric}_ci95"] if f"{metric}_ci95" in summary else math.nan
                     cells[r, c] = Cell(float(summary.at[at, metric]), float(half))
@@ -363,7 +345,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
             match = summary
             for k in keys:
                 if k != "policy":
-                    match = match[match[k].map(_fmt) == _fmt(values[k])]
+                    match = match[match[k].map(value_label) == value_label(values[k])]
             if kind == THEORY:
                 match = match[match["policy"] == entry.policy]
             if match.empty or int(match["point"].iloc[0]) not in points:
@@ -412,7 +394,7 @@ def _nearest(cells: dict[tuple[int, int], Cell | Value], r: int, c: int, down: b
 
 def _bare(combo: tuple[Any, ...]) -> tuple[Any, ...]:
     """A key combination with its policy entry reduced to (policy, kind), for matching."""
-    return tuple((v.policy, v.kind) if isinstance(v, Entry) else _fmt(v) for v in combo)
+    return tuple((v.policy, v.kind) if isinstance(v, Entry) else value_label(v) for v in combo)
 
 
 def _keep(entries: list[tuple[Any, ...]], labels: dict[int, set[str]]) -> tuple[list[tuple[Any, ...]], dict[int, int]]:
@@ -449,7 +431,7 @@ def _mark(table: Pivot, summary: pd.DataFrame) -> None:
         values.pop("policy")
         # A swept discipline is one of the keys; otherwise every point has the same one.
         own = str(values.get("system.discipline", discipline))
-        groups.setdefault((metric, own, *map(_fmt, values.values())), []).append((r, c))
+        groups.setdefault((metric, own, *map(value_label, values.values())), []).append((r, c))
     for (metric, own, *_), where in groups.items():
         marked = mark_best([table.cells[rc] for rc in where], direction(metric, own))  # type: ignore[misc]
         for rc, cell in zip(where, marked, strict=True):
@@ -482,7 +464,7 @@ def _caption(summary: pd.DataFrame, table: Pivot, scenario: Any, theory: bool) -
 # -- rendering -----------------------------------------------------------------------------
 def _header(table: Pivot, c: int, sep: str) -> str:
     metric, combo = table.columns[c]
-    where = ", ".join(f"{key_name(k)}={_fmt(v)}" for k, v in zip(table.col_keys, combo, strict=True)
+    where = ", ".join(f"{key_name(k)}={value_label(v)}" for k, v in zip(table.col_keys, combo, strict=True)
                       if not isinstance(v, Entry))
     entry = next((v for v in combo if isinstance(v, Entry)), None)
     if entry is not None:
@@ -497,8 +479,8 @@ def _key_cells(table: Pivot, r: int) -> list[str]:
     same = r > 0
     for k, (key, value) in enumerate(zip(table.row_keys, table.rows[r], strict=True)):
         above = table.rows[r - 1][k] if r > 0 else None
-        same = same and key != "policy" and _fmt(above) == _fmt(value)
-        out.append("" if same else str(value) if isinstance(value, Entry) else _fmt(value))
+        same = same and key != "policy" and value_label(above) == value_label(value)
+        out.append("" if same else str(value) if isinstance(value, Entry) else value_label(value))
     return out
 
 
@@ -531,8 +513,8 @@ def _span(table: Pivot, metric: str) -> str:
 def _sub(table: Pivot, combo: tuple[Any, ...]) -> str:
     """Header of one column under its metric's title: the value alone when one key goes across."""
     if len(table.col_keys) == 1:
-        return str(combo[0]) if isinstance(combo[0], Entry) else _fmt(combo[0])
-    return ", ".join(str(v) if isinstance(v, Entry) else f"{key_name(k)}={_fmt(v)}"
+        return str(combo[0]) if isinstance(combo[0], Entry) else value_label(combo[0])
+    return ", ".join(str(v) if isinstance(v, Entry) else f"{key_name(k)}={value_label(v)}"
                      for k, v in zip(table.col_keys, combo, strict=True))
 
 
