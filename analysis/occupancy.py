@@ -100,9 +100,9 @@ def pooled_ks(total_jobs: pd.DataFrame, summary: pd.DataFrame, theory_mean: floa
     """KS distances of ε × total jobs to the exponential, from the distribution pooled over replications.
 
     ``total_jobs.csv`` holds the mean over replications of P(total = n); its KS
-    distance (`emulator.occupancy.ks_exponential`) to the exponential of mean
+    distance (`emulator.measure.occupancy.ks_exponential`) to the exponential of mean
     ``theory_mean`` (default 1, the limit for Poisson arrivals and exponential
-    service; `emulator.occupancy.theory_mean` gives it for other scenarios) and to the
+    service; `emulator.measure.occupancy.theory_mean` gives it for other scenarios) and to the
     exponential of its own mean is free of the upward bias that each
     replication's noise gives the mean of per-replication distances
     (``ks_exponential_*`` in summary.csv). One row per (point, policy) with

@@ -6,12 +6,11 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
+from . import canvas
 from .occupancy import policies_of, scaled_deviations, theory_tail
 from .style import policy_style
 
@@ -37,7 +36,6 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame, out: str | Path | 
     per point and policy (`analysis.occupancy.scaled_deviations`).
     """
     import seaborn as sns
-    from matplotlib.figure import Figure
 
     folder = Path(folder)
     out = Path(out) if out is not None else folder
@@ -51,13 +49,10 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame, out: str | Path | 
     style = policy_style(list(dict.fromkeys([*summary["policy"], *policies])))
     colours, markers = style.colors, style.markers
     points = list(dict.fromkeys(occupancy["point"]))[:PANELS_MAX]
-    ncols = min(3, len(points))
-    nrows = math.ceil(len(points) / ncols)
     paths = []
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
-        fig = Figure(figsize=(4.6 * ncols + 1.6, 3.6 * nrows + 0.8), dpi=DPI, layout="constrained")
-        axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-        for ax, point in zip(axes, points, strict=False):
+        fig, axes = canvas.figure(len(points), dpi=DPI)
+        for ax, point in zip(axes, points, strict=True):
             here = occupancy[(occupancy["point"] == point) & (occupancy["i"] >= 1) & (occupancy["fraction"] > 0)]
             for policy in policies:
                 rows = here[here["policy"] == policy]
@@ -81,34 +76,20 @@ def plot_occupancy(folder: str | Path, summary: pd.DataFrame, out: str | Path | 
             ax.set_ylabel("fraction with ≥ i jobs")
             ax.set_title(_describe(occupancy[occupancy["point"] == point], keys), fontsize=9)
             ax.legend(fontsize=7)
-        for ax in axes[len(points):]:
-            ax.set_visible(False)
         fig.suptitle("Queue-length tails: simulated (95% CI), theory dashed")
-        paths.append(_save(fig, out / "occupancy.png"))
+        paths.append(canvas.save(fig, out / "occupancy.png", DPI))
         deviations = scaled_deviations(occupancy, summary)
         if not deviations.empty:
             paths.append(_halfin_whitt(deviations, keys, colours, markers, out))
     return paths
 
 
-def _save(fig: Any, path: Path) -> Path:
-    """Write the figure as ``path`` (PNG) and as SVG beside it, like every figure of a folder."""
-    fig.savefig(path, dpi=DPI)
-    fig.savefig(path.with_suffix(".svg"))
-    return path
-
-
 def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, object], markers: dict[str, str],
                   folder: Path) -> Path:
-    from matplotlib.figure import Figure
-
     deviations = deviations[deviations["i"] <= deviations.groupby("point")["i"].transform("min") + 3]
     points = list(dict.fromkeys(deviations["point"]))[:PANELS_MAX]
-    ncols = min(3, len(points))
-    nrows = math.ceil(len(points) / ncols)
-    fig = Figure(figsize=(4.6 * ncols + 1.6, 3.6 * nrows + 0.8), dpi=DPI, layout="constrained")
-    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
-    for ax, point in zip(axes, points, strict=False):
+    fig, axes = canvas.figure(len(points), dpi=DPI)
+    for ax, point in zip(axes, points, strict=True):
         here = deviations[deviations["point"] == point]
         for policy, rows in here.groupby("policy", sort=False):
             ax.errorbar(rows["i"], rows["deviation"], yerr=rows["deviation_ci95"], color=colours.get(policy),
@@ -118,7 +99,5 @@ def _halfin_whitt(deviations: pd.DataFrame, keys: list[str], colours: dict[str, 
         ax.set_ylabel("√N (q_i − q_i JSQ fluid)")
         ax.set_title(_describe(here, keys), fontsize=9)
         ax.legend(fontsize=7)
-    for ax in axes[len(points):]:
-        ax.set_visible(False)
     fig.suptitle("Occupancies on the diffusion scale: deviation from JSQ's fluid point (95% CI)")
-    return _save(fig, folder / "halfin_whitt.png")
+    return canvas.save(fig, folder / "halfin_whitt.png", DPI)

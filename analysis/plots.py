@@ -1,7 +1,7 @@
-"""Figures from a results summary: delay, messages, their trade-off, messages by kind.
+"""Figures of a results summary's metrics: delay, messages, their trade-off, messages by kind.
 
-`plot_folder` is what ``lbemu plot DIR`` calls. It reads nothing itself: give it
-``summary.csv`` as a frame and a folder, and it writes four or five PNG files there:
+`plot_folder` is what ``lbemu plot DIR`` calls. Give it ``summary.csv`` as a
+frame and a folder, and it writes these PNG files there (each with an SVG twin):
 
 ``response.png``
     Mean response time against the swept variable, one line per policy, with the
@@ -23,6 +23,14 @@
 ``blocking.png``
     Only when some job was blocked (a ``capacity``): the blocked fraction against
     the swept variable, like ``response.png``.
+``messages_vs_period.png``
+    Only when a JBT-d period is swept (a key such as ``policies.3.period``):
+    messages per job against the period T, one line per policy, with the other
+    swept keys as panels.
+
+It then adds the figures of the folder's other files, when the folder has them:
+the response-time tail of `analysis.response_tail` and the queue-length tails of
+`analysis.occupancy_plots`.
 
 The x variable is chosen from the swept keys (columns whose name contains a dot):
 a swept load, else the numeric swept key with the most values; a key such as
@@ -31,8 +39,8 @@ a swept load, else the numeric swept key with the most values; a key such as
 numbers. Any other swept key that varies at a fixed x gives one panel per value.
 With a single point, or a non-numeric x, the line plots become bar charts.
 
-Only matplotlib's object interface is used (no ``pyplot``), so the global backend
-is left alone and figures render with Agg; seaborn supplies the style and palette
+Every figure is drawn in the frame of `analysis.canvas` with the folder's
+style map (`analysis.style.policy_style`); seaborn supplies the style and palette
 and is imported only when plotting, which keeps ``import analysis.plots`` cheap.
 """
 
@@ -44,7 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import canvas
+from .response_tail import read_response_cdf, response_tail_figure
 from .style import Style, policy_style
+from .sweep import describe, determines, short_name, swept_keys, value_label, varying
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -60,7 +71,6 @@ AXIS_LABELS = {"load": "load (arrival rate / service capacity)", "servers": "ser
                "blocked_fraction": "fraction of jobs blocked"}
 WIDE = 10.0
 """A positive range wider than this factor is drawn on a log scale."""
-DPI = 120
 
 
 @dataclass(frozen=True)
@@ -86,36 +96,6 @@ class Layout:
     panels: list[str] = field(default_factory=list)
     policies: list[str] = field(default_factory=list)
     x_label: str = ""
-
-
-def short_name(key: str) -> str:
-    """The last two parts of a dotted key: ``workload.service.kind`` -> ``service.kind``.
-
-    Parameters
-    ----------
-    key : str
-        A column name, dotted or not.
-
-    Returns
-    -------
-    str
-    """
-    return ".".join(key.split(".")[-2:])
-
-
-def swept_keys(summary: pd.DataFrame) -> list[str]:
-    """Columns of swept keys: names with a dot, CI columns aside.
-
-    Parameters
-    ----------
-    summary : DataFrame
-        ``summary.csv`` as a frame.
-
-    Returns
-    -------
-    list of str
-    """
-    return [c for c in summary.columns if "." in c and not c.endswith("_ci95")]
 
 
 def _is_numeric(values: pd.Series) -> bool:
@@ -146,33 +126,28 @@ def layout(summary: pd.DataFrame) -> Layout:
         column = resolved if resolved in summary.columns and _is_numeric(summary[key]) else key
         if column not in columns:
             columns.append(column)
-    varying = [c for c in columns if summary[c].nunique(dropna=False) > 1]
-    if not varying:
-        varying = [c for c in ("load", "servers") if c in summary and summary[c].nunique() > 1]
+    changing = varying(summary, columns)
+    if not changing:
+        changing = [c for c in ("load", "servers") if c in summary and summary[c].nunique() > 1]
     policies = list(dict.fromkeys(summary["policy"].astype(str)))
-    if not varying:
+    if not changing:
         return Layout(None, False, [], policies, "")
-    numeric = [c for c in varying if _is_numeric(summary[c])]
+    numeric = [c for c in changing if _is_numeric(summary[c])]
     if "load" in numeric:
         x = "load"
     elif numeric:
         x = max(numeric, key=lambda c: summary[c].nunique())
     else:
-        x = max(varying, key=lambda c: summary[c].nunique())
+        x = max(changing, key=lambda c: summary[c].nunique())
     panels: list[str] = []
-    for c in varying:
+    for c in changing:
         # A key that a zip group ties to x, or to a panel key already chosen, adds no panel.
-        if c != x and not any(_determines(summary, key, c) for key in (x, *panels)):
+        if c != x and not any(determines(summary, key, c) for key in (x, *panels)):
             panels.append(c)
     label = AXIS_LABELS.get(x, short_name(x))
     if x == "load" and "discipline" in summary and (summary["discipline"] == "pool").all():
         label = "load λ (arrival rate per pool)"
     return Layout(x, x in numeric, panels, policies, label)
-
-
-def _determines(summary: pd.DataFrame, key: str, other: str) -> bool:
-    """Whether each value of ``key`` comes with a single value of ``other``."""
-    return bool(summary.groupby(key, dropna=False)[other].nunique(dropna=False).max() <= 1)
 
 
 def panel_groups(summary: pd.DataFrame, plan: Layout) -> list[tuple[str, pd.DataFrame]]:
@@ -194,36 +169,11 @@ def panel_groups(summary: pd.DataFrame, plan: Layout) -> list[tuple[str, pd.Data
     groups = []
     for values, frame in summary.groupby(plan.panels, sort=False, dropna=False):
         values = values if isinstance(values, tuple) else (values,)
-        title = ", ".join(f"{short_name(k)}={_fmt(v)}" for k, v in zip(plan.panels, values, strict=True))
-        groups.append((title, frame))
+        groups.append((describe(plan.panels, values), frame))
     return groups
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-# -- styling ---------------------------------------------------------------------------
-_Style = Style
-_style = policy_style  # one style map per folder, shared with the figures of `analysis.figures`
-
-
-def _figure(panels: int, ncols: int | None = None, width: float = 4.6,
-            height: float = 3.6) -> tuple[Figure, list[Axes]]:
-    from matplotlib.figure import Figure
-
-    ncols = ncols or min(3, panels)
-    nrows = math.ceil(panels / ncols)
-    fig = Figure(figsize=(width * ncols + 1.6, height * nrows + 0.8), dpi=DPI, layout="constrained")
-    grid = fig.subplots(nrows, ncols, squeeze=False)
-    axes = [ax for row in grid for ax in row]
-    for ax in axes[panels:]:
-        ax.set_visible(False)
-    return fig, axes[:panels]
-
-
+# -- axes ----------------------------------------------------------------------------
 def _scale(ax: Axes, values: Sequence[float], axis: str) -> None:
     """Log scale when the positive values span more than `WIDE`; symlog if zeros too."""
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
@@ -266,45 +216,8 @@ def _ci(frame: pd.DataFrame, metric: str) -> Any:
     return np.vstack([np.minimum(half, np.maximum(values, 0.0)), half])
 
 
-def _save(fig: Figure, out: Path, name: str) -> Path:
-    """Write the figure as ``name`` (PNG) and as SVG beside it; return the PNG's path."""
-    path = out / name
-    fig.savefig(path, dpi=DPI)
-    fig.savefig(path.with_suffix(".svg"))
-    return path
-
-
-def _legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] = (),
-            **options: Any) -> None:
-    seen: dict[str, Any] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            seen.setdefault(label, handle)
-    handles, labels = list(seen.values()), list(seen)
-    handles += [handle for handle, _ in extra]
-    labels += [label for _, label in extra]
-    if handles:
-        fig.legend(handles, labels, loc="outside right center", frameon=False, **options)
-
-
-def _title(fig: Figure, summary: pd.DataFrame, what: str) -> None:
-    parts = []
-    if "scenario" in summary:
-        parts.append(str(summary["scenario"].iloc[0]))
-    for column, name in (("servers", "N"), ("load", "load")):
-        if column in summary and summary[column].nunique() == 1:
-            parts.append(f"{name}={_fmt(summary[column].iloc[0])}")
-    for column in ("arrivals", "service", "discipline"):
-        if column in summary and summary[column].nunique() == 1:
-            parts.append(str(summary[column].iloc[0]))
-    if "replications" in summary:
-        reps = summary["replications"].max()
-        parts.append(f"{int(reps)} replication{'s' if reps != 1 else ''}")
-    fig.suptitle(f"{what}\n" + ", ".join(parts), fontsize="medium")
-
-
 # -- the figures --------------------------------------------------------------------
-def _lines(ax: Axes, frame: pd.DataFrame, plan: Layout, style: _Style, metric: str) -> None:
+def _lines(ax: Axes, frame: pd.DataFrame, plan: Layout, style: Style, metric: str) -> None:
     assert plan.x is not None
     for policy in plan.policies:
         rows = frame[frame["policy"].astype(str) == policy].sort_values(plan.x)
@@ -318,7 +231,7 @@ def _lines(ax: Axes, frame: pd.DataFrame, plan: Layout, style: _Style, metric: s
     ax.set_xlabel(plan.x_label)
 
 
-def _bars(ax: Axes, frame: pd.DataFrame, plan: Layout, style: _Style, metric: str) -> None:
+def _bars(ax: Axes, frame: pd.DataFrame, plan: Layout, style: Style, metric: str) -> None:
     categories = [None] if plan.x is None else list(dict.fromkeys(frame[plan.x]))
     present = [p for p in plan.policies if (frame["policy"].astype(str) == p).any()]
     width = 0.8 / max(len(present), 1)
@@ -340,9 +253,9 @@ def _bars(ax: Axes, frame: pd.DataFrame, plan: Layout, style: _Style, metric: st
         ax.set_xticks([-0.4 + width * (j + 0.5) for j in range(len(present))], present,
                       rotation=30, ha="right")
         if plan.x is not None:
-            ax.set_xlabel(f"{plan.x_label} = {_fmt(categories[0])}")
+            ax.set_xlabel(f"{plan.x_label} = {value_label(categories[0])}")
     else:
-        ax.set_xticks(range(len(categories)), [_fmt(c) for c in categories])
+        ax.set_xticks(range(len(categories)), [value_label(c) for c in categories])
         ax.set_xlabel(plan.x_label)
     _scale(ax, frame[metric].tolist(), "y")
 
@@ -359,18 +272,36 @@ def _columns(summary: pd.DataFrame, plan: Layout, panels: int) -> int:
     return min(3, panels)
 
 
-def _metric_figure(summary: pd.DataFrame, plan: Layout, style: _Style, metric: str,
-                   what: str) -> Figure:
+def _metric_figure(summary: pd.DataFrame, plan: Layout, style: Style, metric: str, what: str) -> Figure:
     groups = panel_groups(summary, plan)
-    fig, axes = _figure(len(groups), _columns(summary, plan, len(groups)))
+    fig, axes = canvas.figure(len(groups), _columns(summary, plan, len(groups)))
     draw = _lines if plan.numeric else _bars
     for ax, (title, frame) in zip(axes, groups, strict=True):
         draw(ax, frame, plan, style, metric)
         ax.set_title(title, fontsize="small")
         ax.set_ylabel(AXIS_LABELS.get(metric, metric))
-    _legend(fig, axes, title="policy")
-    _title(fig, summary, what)
+    canvas.legend(fig, axes, title="policy")
+    canvas.title(fig, summary, what)
     return fig
+
+
+def period_key(summary: pd.DataFrame) -> str | None:
+    """The swept JBT-d period key (``policies.<i>.period``) with at least two values, if any."""
+    for key in summary.columns:
+        if key.startswith("policies.") and key.endswith(".period") and summary[key].nunique() > 1:
+            return str(key)
+    return None
+
+
+def _period_figure(summary: pd.DataFrame, plan: Layout, style: Style) -> Figure:
+    """Messages per job against the swept JBT-d period T, with the other swept keys as panels."""
+    key = period_key(summary)
+    assert key is not None
+    panels = [c for c in ([plan.x] if plan.x not in (None, key) else []) + plan.panels
+              if c != key and not determines(summary, key, c)]
+    period = Layout(key, True, [str(c) for c in panels], plan.policies, "JBT-d period T")
+    return _metric_figure(summary, period, style, "messages_per_job",
+                          "Control messages per job against the threshold update period (95% CI)")
 
 
 def _sizer(summary: pd.DataFrame, plan: Layout) -> Callable[[Any], float] | None:
@@ -386,11 +317,11 @@ def _sizer(summary: pd.DataFrame, plan: Layout) -> Callable[[Any], float] | None
     return size
 
 
-def _tradeoff_figure(summary: pd.DataFrame, plan: Layout, style: _Style) -> Figure:
+def _tradeoff_figure(summary: pd.DataFrame, plan: Layout, style: Style) -> Figure:
     from matplotlib.lines import Line2D
 
     groups = panel_groups(summary, plan)
-    fig, axes = _figure(len(groups), _columns(summary, plan, len(groups)))
+    fig, axes = canvas.figure(len(groups), _columns(summary, plan, len(groups)))
     sizes = _sizer(summary, plan)
     for ax, (title, frame) in zip(axes, groups, strict=True):
         for policy in plan.policies:
@@ -421,19 +352,10 @@ def _tradeoff_figure(summary: pd.DataFrame, plan: Layout, style: _Style) -> Figu
         shown = dict.fromkeys([values[0], values[len(values) // 2], values[-1]])
         extra.append((Line2D([], [], linestyle="none"), f"\nmarker size: {short_name(plan.x)}"))
         extra += [(Line2D([], [], linestyle="none", marker="o", color="grey", markersize=sizes(v)),
-                   _fmt(v)) for v in shown]
-    _legend(fig, axes, extra, title="policy")
-    _title(fig, summary, "Delay against control messages per job")
+                   value_label(v)) for v in shown]
+    canvas.legend(fig, axes, extra, title="policy")
+    canvas.title(fig, summary, "Delay against control messages per job")
     return fig
-
-
-def _pick(values: Sequence[Any], count: int) -> list[Any]:
-    """``count`` values spread evenly over ``values``, first and last included."""
-    if len(values) <= count:
-        return list(values)
-    if count == 1:
-        return [values[-1]]
-    return list(dict.fromkeys(values[round(i * (len(values) - 1) / (count - 1))] for i in range(count)))
 
 
 def message_kinds(summary: pd.DataFrame, nonzero: bool = True) -> list[str]:
@@ -463,9 +385,9 @@ def _kinds_figure(summary: pd.DataFrame, plan: Layout) -> Figure:
     rows = len(groups)
     xs = [None] if plan.x is None else sorted(summary[plan.x].unique(), key=_sort_key)
     ncols = 4 if rows <= 6 else 2 if rows <= 12 else 1
-    chosen = _pick(xs, ncols)
+    chosen = canvas.pick(xs, ncols)
     panels = [(title, frame, x) for title, frame in groups for x in chosen]
-    fig, axes = _figure(len(panels), ncols=len(chosen), width=max(3.2, 0.55 * len(plan.policies) + 1.0))
+    fig, axes = canvas.figure(len(panels), ncols=len(chosen), width=max(3.2, 0.55 * len(plan.policies) + 1.0))
     kinds = message_kinds(summary) or message_kinds(summary, nonzero=False)[:1]
     colors = dict(zip(kinds, sns.color_palette("Set2", len(kinds)), strict=True))
     for ax, (title, frame, x) in zip(axes, panels, strict=True):
@@ -486,11 +408,11 @@ def _kinds_figure(summary: pd.DataFrame, plan: Layout) -> Figure:
                     bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if clipped else None)
         ax.set_ylim(0, top * 1.12)
         ax.set_xticks(range(len(present)), present, rotation=40, ha="right", fontsize="small")
-        label = "" if x is None else f"{plan.x_label.split(' (')[0]}={_fmt(x)}"
+        label = "" if x is None else f"{plan.x_label.split(' (')[0]}={value_label(x)}"
         ax.set_title("\n".join(t for t in (title, label) if t), fontsize="small")
         ax.set_ylabel("messages per job")
-    _legend(fig, axes, title="kind")
-    _title(fig, summary, "Control messages per job by kind")
+    canvas.legend(fig, axes, title="kind")
+    canvas.title(fig, summary, "Control messages per job by kind")
     return fig
 
 
@@ -532,10 +454,11 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     list of Path
         ``response.png``, ``messages.png``, ``tradeoff.png`` and
         ``messages_by_kind.png`` inside ``out``, then ``blocking.png`` if any
-        job was blocked (servers or pools with a capacity), then the figures of
-        `analysis.figures` that apply (``response_tail.png``,
-        ``messages_vs_period.png``) and, when ``source`` holds ``occupancy.csv``, those
-        of `analysis.occupancy_plots`. Each PNG has an SVG twin beside it.
+        job was blocked (servers or pools with a capacity), then
+        ``response_tail.png`` when ``source`` holds ``response_cdf.csv``
+        (`analysis.response_tail`), ``messages_vs_period.png`` when a JBT-d period
+        is swept, and, when ``source`` holds ``occupancy.csv``, the figures of
+        `analysis.occupancy_plots`. Each PNG has an SVG twin beside it.
 
     Raises
     ------
@@ -558,8 +481,6 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     from emulator.errors import ScenarioError
     from emulator.experiment.output import expect_numbers
 
-    from .figures import extra_figures
-
     needed = ("policy", "mean_response", "messages_per_job")
     missing = [c for c in needed if c not in summary.columns]
     if summary.empty or missing:
@@ -572,7 +493,7 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     plan = layout(summary)
-    style = _style(plan.policies)
+    style = policy_style(plan.policies)
     figures = {
         "response.png": lambda: _metric_figure(summary, plan, style, "mean_response",
                                                "Mean response time (95% CI)"),
@@ -585,11 +506,15 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
         figures["blocking.png"] = lambda: _metric_figure(summary, plan, style, "blocked_fraction",
                                                          "Fraction of jobs blocked (95% CI)")
     source = Path(source) if source is not None else out
-    figures.update(extra_figures(summary, source, style))
+    cdf = read_response_cdf(source)
+    if cdf is not None:
+        figures["response_tail.png"] = lambda: response_tail_figure(cdf, style, summary)
+    if period_key(summary) is not None:
+        figures["messages_vs_period.png"] = lambda: _period_figure(summary, plan, style)
     paths = []
     with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
         for name, make in figures.items():
-            paths.append(_save(make(), out, name))
+            paths.append(canvas.save(make(), out / name))
     if (source / "occupancy.csv").is_file():  # the queue-length tails, and pools on the diffusion scale
         from .occupancy_plots import plot_occupancy
 

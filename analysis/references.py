@@ -184,9 +184,9 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
 
     Parameters
     ----------
-    point : emulator.config.Point
+    point : emulator.scenario.sweep.Point
         The resolved sweep point.
-    policy : emulator.config.ResolvedPolicy
+    policy : emulator.scenario.schema.ResolvedPolicy
         One of ``point.policies``.
 
     Returns

@@ -23,6 +23,9 @@ import pandas as pd
 
 from emulator.errors import ScenarioError
 
+from .plots import plot_folder
+from .tables import comparison_table
+
 GUIDE = """
 <p><strong>Messages per job</strong> counts every control message the policy sends (queries and their
 replies, idle tokens, below-threshold reports, threshold broadcasts) divided by the jobs measured.
@@ -111,9 +114,6 @@ def _figure(path: Path) -> str:
 def build_report(folder: Path) -> str:
     """The HTML text of the report of a results folder (which it only reads)."""
     from emulator.experiment.output import read_summary
-
-    from .plots import plot_folder
-    from .tables import comparison_table
 
     summary = read_summary(folder)
     scenario = read_scenario(folder)

@@ -97,7 +97,7 @@ class Results:
 
     ``errors`` lists the tasks that raised, as ``(task description, error)``.
     ``occupancy``, ``total_jobs`` and ``response_cdf`` are the long-format frames of
-    `emulator.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv).
+    `emulator.experiment.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv).
     """
 
     runs: Any

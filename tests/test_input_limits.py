@@ -1,7 +1,7 @@
 """Input that used to lose data, hang, raise a traceback or give a silently wrong run.
 
 Each case is refused before anything is written, in one line that names the
-dotted key, or runs correctly. The bounds themselves live in `emulator.limits`.
+dotted key, or runs correctly. The bounds themselves live in `emulator.scenario.checks`.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import pytest
 from PIL import Image
 
 import emulator
-from analysis import figures
+from analysis import plots, response_tail
 from analysis.style import policy_style
 from emulator.cli import main
 
@@ -80,7 +80,7 @@ def test_response_tail_figure_on_a_synthetic_frame() -> None:
                           for p, load in enumerate((0.5, 0.9)) for policy in ("Random", "JSQ")
                           for t in np.arange(0.5, 20, 0.5)])
     style = policy_style(["Random", "JSQ"])
-    fig = figures.response_tail_figure(frame, style)
+    fig = response_tail.response_tail_figure(frame, style)
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert len(axes) == 2 and all(ax.get_yscale() == "log" for ax in axes)
     for ax in axes:
@@ -97,7 +97,7 @@ def test_response_tail_figure_on_a_synthetic_frame() -> None:
 @pytest.mark.slow
 def test_plot_folder_adds_the_tail_and_period_figures_with_svg_twins(folder: Path, tmp_path: Path) -> None:
     summary = pd.read_csv(folder / "summary.csv")
-    assert figures.period_key(summary) == "policies.2.period"
+    assert plots.period_key(summary) == "policies.2.period"
     from analysis.plots import plot_folder
 
     drawn = plot_folder(summary, tmp_path, source=folder)

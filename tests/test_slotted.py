@@ -1,6 +1,6 @@
 """Slotted time: exact traces worked out by hand, the refused inputs, and the per-slot laws.
 
-Conventions (see `emulator.slotted` and docs/slotted.md): slot t is [t, t+1); its
+Conventions (see `emulator.model.slotted` and docs/slotted.md): slot t is [t, t+1); its
 arrivals arrive at time t; its service phase runs at time t+1, before the timers
 due then (JBT-d's updates) and before the arrivals of slot t+1. Deterministic
 arrivals at rate r bring floor((t+1) r) - floor(t r) jobs in slot t. A job that

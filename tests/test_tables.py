@@ -136,7 +136,7 @@ def test_bad_keys_metrics_and_cells_are_one_line_errors(tmp_path: Path, capsys: 
     assert main(["table", str(tmp_path), "--metric", "messages_per_job"]) == 0  # the other columns still work
 
 
-def point(**changes: object) -> emulator.config.Point:
+def point(**changes: object) -> emulator.scenario.sweep.Point:
     data: dict[str, object] = {"system": {"servers": 10}, "workload": {"load": 0.9},
                                "policies": [{"name": "random"}, {"name": "sqd", "d": 2}, {"name": "jiq", "memory": 1},
                                             {"name": "threshold", "d": 2, "threshold": 2}, {"name": "jsq"}]}
@@ -146,7 +146,7 @@ def point(**changes: object) -> emulator.config.Point:
     return emulator.Scenario.from_dict(data).points()[0]
 
 
-def refs(p: emulator.config.Point) -> dict[str, dict[str, float]]:
+def refs(p: emulator.scenario.sweep.Point) -> dict[str, dict[str, float]]:
     return {policy.label: {m: r.value for m, r in references(p, policy).items()} for policy in p.policies}
 
 

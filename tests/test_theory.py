@@ -26,8 +26,10 @@ consistency of the theory module) run first and take a second or two.
 from __future__ import annotations
 
 import doctest
+import importlib
 import math
 import os
+import pkgutil
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -140,9 +142,11 @@ def check(name: str, measured: Interval, reference: float, allowance: float = 0.
 # The theory module on its own (no simulation)
 # ---------------------------------------------------------------------------------------
 def test_theory_doctests() -> None:
-    """The published reference values, as doctests of analysis/theory.py."""
-    result = doctest.testmod(theory, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 30 and result.failed == 0
+    """The published reference values, as doctests of the modules of analysis/theory/."""
+    modules = [importlib.import_module(f"{theory.__name__}.{info.name}")
+               for info in pkgutil.iter_modules(theory.__path__)]
+    results = [doctest.testmod(module, optionflags=doctest.ELLIPSIS) for module in [theory, *modules]]
+    assert sum(r.attempted for r in results) > 30 and sum(r.failed for r in results) == 0
 
 
 @pytest.mark.parametrize("lam", [0.3, 0.7, 0.9])

@@ -4,7 +4,7 @@ Expected values are worked out by hand in the comments. Times are chosen as
 binary fractions (0.25, 0.5, 1.5, ...) so that the simulated clock is exact;
 where a latency of 0.1 is used, comparisons allow float rounding only.
 
-Conventions of the emulator used below (see `emulator.metrics`):
+Conventions of the emulator used below (see `emulator.measure.recorder`):
 - deterministic arrivals at rate λ put job k at time (k + 1)/λ;
 - a trace file replays its (time, size) rows; the window opens at the first
   measured arrival and closes at the arrival of the first unmeasured job, or

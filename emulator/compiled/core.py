@@ -1,7 +1,7 @@
 """Compiled building blocks: the event heap, the policy's uniforms, sampling, ties, id lists.
 
 Each one reproduces, float operation for float operation, its counterpart in the
-SimPy engine: `simpy.Environment`'s heap order, `emulator.streams.Uniforms`,
+SimPy engine: `simpy.Environment`'s heap order, `emulator.workload.streams.Uniforms`,
 `emulator.policies.base.shortest` and `IdList`.
 """
 
@@ -16,7 +16,7 @@ from numba.extending import intrinsic
 
 from .state import I_CHOICE, I_EID, I_HEAP, I_MAXCAP, I_NODE_FREE, I_POOL_END, I_UPOS
 
-BATCH = 4096  # emulator.streams.BATCH (checked by the engine)
+BATCH = 4096  # emulator.workload.streams.BATCH (checked by the engine)
 
 # -- arrays without reference counting ----------------------------------------------------
 

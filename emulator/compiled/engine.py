@@ -2,7 +2,7 @@
 
 The kernel (`kernel.simulate`) draws the policy's uniforms itself, from the very
 ``generator(seed, "policy")`` object, one ``rng.random(BATCH)`` block when the
-previous one is used up, as `emulator.streams.Uniforms` does; the rare
+previous one is used up, as `emulator.workload.streams.Uniforms` does; the rare
 ``rng.choice`` of `Uniforms.sample` is drawn here when the kernel asks for it,
 at the same point of the stream. Arrival gaps, job sizes and the dispatcher
 split are drawn here, in the same ``BATCH`` blocks and with the same numpy calls

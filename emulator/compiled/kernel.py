@@ -12,7 +12,7 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
 - JBT-d's timer is one event per period, scheduled after each update.
 
 The recorder's sums are updated in the same order with the same float operations
-as `emulator.metrics.Recorder`. The kernel returns whenever it needs something
+as `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something
 from Python (more gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a
 full response batch to fold into the quantile sketch); every such point is one
 where it can be called again and go on exactly where it stopped.

@@ -1,4 +1,4 @@
-"""The compiled occupancy observer: `emulator.occupancy.Occupancy`, float operation for float operation.
+"""The compiled occupancy observer: `emulator.measure.occupancy.Occupancy`, float operation for float operation.
 
 The state lives in three arrays, grown by the engine (``NEED_OCCUPANCY``) before
 an arrival could outgrow them:

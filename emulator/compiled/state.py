@@ -50,7 +50,7 @@ I_LEVELS = 23  # the length index: buckets in use (len(LengthIndex.buckets))
 I_LOW = 24  # the length index: the smallest non-empty bucket
 I_HEAP_CAP = 25
 I_LEVEL_CAP = 26
-# The occupancy observer (`emulator.occupancy.Occupancy`); its total is I_INSYS.
+# The occupancy observer (`emulator.measure.occupancy.Occupancy`); its total is I_INSYS.
 I_OCC_LENGTHS = 27  # len(Occupancy.count): the longest length ever held + 1
 I_OCC_TOTALS = 28  # len(Occupancy.total_area): the largest total ever held + 1
 I_OCC_HIGH = 29  # Occupancy.high

@@ -42,7 +42,7 @@ def write_scenario(out: Path, scenario: Any) -> None:
 def write_results(out: Path, results: Any) -> None:
     """Write the result files of docs/results.md into ``out`` (created if needed).
 
-    ``occupancy.csv``, ``total_jobs.csv`` and ``response_cdf.csv`` (`emulator.profiles`)
+    ``occupancy.csv``, ``total_jobs.csv`` and ``response_cdf.csv`` (`emulator.experiment.profiles`)
     are written when they have rows. `RunError` if one cannot be written (e.g. the disk
     is full): the store keeps the results.
     """

@@ -215,7 +215,7 @@ class Recorder:
         }
 
     def arrays(self) -> dict[str, Any]:
-        """The per-replication distributions (JSON-ready): see `emulator.profiles`.
+        """The per-replication distributions (JSON-ready): see `emulator.experiment.profiles`.
 
         ``response_bins``: ``[[bin, count], ...]`` of the non-empty bins of the
         response-time sketch; with an observer, also ``occupancy`` (s_i by i) and

@@ -17,7 +17,7 @@ A job that arrives in slot t and leaves in slot u has response ``u - t + 1``
 (the slots it spends in the system, both ends counted) and wait ``u - t`` (the
 slots before its service slot). With ``system.slot.same_slot: false`` a job is
 served from slot t+1 on. The servers expose the same ``length``, hooks and
-recorder calls as those of `emulator.server`, so the policies run unchanged.
+recorder calls as those of `emulator.model.server`, so the policies run unchanged.
 
 Per slot the clock does O(arrivals + busy servers) Python work: the servers
 keep a shared set of busy ids, and capacities are drawn for all servers at once

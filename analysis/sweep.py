@@ -1,0 +1,81 @@
+"""What a results summary sweeps: its swept keys, which key determines which, and how their values read.
+
+A summary (``summary.csv`` as a frame, or any frame of a results folder with
+the swept keys as columns) names each swept key by its dotted path
+(``workload.load``, ``policies.2.period``); tables and figures both choose
+their rows, columns, axes and panels from these keys, and label values the
+same way. Nothing here imports pandas, so that importing `analysis.plots`
+stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def swept_keys(summary: pd.DataFrame) -> list[str]:
+    """Columns of swept keys: names with a dot, CI columns aside.
+
+    Parameters
+    ----------
+    summary : DataFrame
+        ``summary.csv`` as a frame.
+
+    Returns
+    -------
+    list of str
+    """
+    return [c for c in summary.columns if "." in c and not c.endswith("_ci95")]
+
+
+def varying(summary: pd.DataFrame, keys: Sequence[str]) -> list[str]:
+    """The keys among ``keys`` with more than one value in the summary (a missing value counts as one)."""
+    return [k for k in keys if summary[k].nunique(dropna=False) > 1]
+
+
+def determines(summary: pd.DataFrame, key: str, other: str) -> bool:
+    """Whether each value of ``key`` comes with a single value of ``other`` (e.g. keys of one zip group)."""
+    return bool(summary.groupby(key, dropna=False)[other].nunique(dropna=False).max() <= 1)
+
+
+def short_name(key: str) -> str:
+    """The last two parts of a dotted key: ``workload.service.kind`` -> ``service.kind``.
+
+    Parameters
+    ----------
+    key : str
+        A column name, dotted or not.
+
+    Returns
+    -------
+    str
+    """
+    return ".".join(key.split(".")[-2:])
+
+
+def value_label(value: Any) -> str:
+    """A key's value as it reads in a label: floats in ``%g`` (0.5, 1e+06), anything else as ``str``.
+
+    Examples
+    --------
+    >>> value_label(0.95), value_label(1000000.0), value_label(10), value_label("pool")
+    ('0.95', '1e+06', '10', 'pool')
+    """
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def describe(keys: Sequence[str], values: Sequence[Any]) -> str:
+    """``key=value, key=value`` for a combination of swept keys, each key by its `short_name`.
+
+    Examples
+    --------
+    >>> describe(["workload.load", "system.servers"], [0.9, 100])
+    'workload.load=0.9, system.servers=100'
+    """
+    return ", ".join(f"{short_name(k)}={value_label(v)}" for k, v in zip(keys, values, strict=True))

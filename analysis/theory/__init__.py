@@ -1,0 +1,89 @@
+"""Theory references for lbemu, computed independently of the simulator.
+
+Every function here is a closed form, a fixed point of a mean-field ODE, or the
+stationary distribution of a small Markov chain; none of them imports
+``emulator``. Published reference values (Mitzenmacher's SQ(2) table, the
+threshold model's closed form) appear as doctests of the modules below, which
+``tests/test_theory.py`` runs.
+
+Conventions, as in the emulator: time is measured in mean service times of a
+unit-speed server; ``lam`` is the load, i.e. the arrival rate per server
+(FIFO servers, so ``lam < 1``) or the arrival rate per pool (pools, any
+``lam > 0``); ``servers`` is N.
+
+Every public function of the modules is importable from here
+(``analysis.theory.erlang_b``, ``analysis.theory.slotted_queue``, ...).
+
+Contents
+--------
+`analysis.theory.queues`: single queues and the central queue (a lower bound for any dispatcher)
+    `mm1_response`, `mm1_response_quantile`, `mm1k`, `md1_response`, `mg1_response`
+    (Pollaczek-Khinchine); `erlang_b`, `erlang_c`, `mmn_response`.
+`analysis.theory.mean_field`: N → ∞ mean fields of FIFO servers
+    Supermarket model, SQ(d) (Mitzenmacher; Vvedenskaya, Dobrushin, Karpelevich):
+    `sqd_tail`, `sqd_response`, `sqd_finite_n_correction`.
+    Join-Idle-Queue with dispatcher memory A (Lu et al.; Gamarnik, Tsitsiklis, Zubeldia):
+    `jiq_response`, `jiq_messages`.
+    Threshold model (Mitzenmacher): `threshold_tail`, `threshold_response`,
+    `threshold_probes`, `threshold_fixed_point`.
+`analysis.theory.pools`: server pools (Mukherjee, Borst, van Leeuwaarden, Whiting)
+    `jsq_pool_fluid`, `jsqd_pool_tail`, `pool_blocking`.
+`analysis.theory.slotted`: slotted time (Zhou et al.)
+    `slotted_md1_response`, `slotted_queue`: one server, Poisson arrivals per slot.
+`analysis.theory.chains`: exact finite N
+    `exact_supermarket`: the stationary distribution of the lumped CTMC of N
+    exponential FIFO servers under random, JSQ, SQ(d) or threshold routing.
+"""
+
+from __future__ import annotations
+
+from .chains import exact_supermarket
+from .mean_field import (
+    jiq_messages,
+    jiq_response,
+    sqd_finite_n_correction,
+    sqd_response,
+    sqd_tail,
+    threshold_fixed_point,
+    threshold_probes,
+    threshold_response,
+    threshold_tail,
+)
+from .pools import jsq_pool_fluid, jsqd_pool_tail, pool_blocking
+from .queues import (
+    erlang_b,
+    erlang_c,
+    md1_response,
+    mg1_response,
+    mm1_response,
+    mm1_response_quantile,
+    mm1k,
+    mmn_response,
+)
+from .slotted import slotted_md1_response, slotted_queue
+
+__all__ = [
+    "erlang_b",
+    "erlang_c",
+    "exact_supermarket",
+    "jiq_messages",
+    "jiq_response",
+    "jsq_pool_fluid",
+    "jsqd_pool_tail",
+    "md1_response",
+    "mg1_response",
+    "mm1_response",
+    "mm1_response_quantile",
+    "mm1k",
+    "mmn_response",
+    "pool_blocking",
+    "slotted_md1_response",
+    "slotted_queue",
+    "sqd_finite_n_correction",
+    "sqd_response",
+    "sqd_tail",
+    "threshold_fixed_point",
+    "threshold_probes",
+    "threshold_response",
+    "threshold_tail",
+]
