@@ -1,6 +1,6 @@
 """Exact message accounting of the pull-based and probing policies, recomputed from what happened.
 
-Each check counts, from a `conftest.Trace` of the run, the events that must
+Each check counts, from a `Trace` of the run (`helpers.window.Windowed`), the events that must
 cause a message (a server going idle, a job taken from a list, a probe) inside
 the measurement window, and compares that count with the metrics. The events are
 located by their position in the run (snapshots at the window's edges), not by
@@ -12,37 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import Trace, traced
+from helpers.scenarios import traced
+from helpers.window import Windowed, listed_servers
 
-POISSON = {"arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1}}
-
-
-class Windowed:
-    """A trace that also remembers where its event lists stood when the window opened and closed."""
-
-    def __init__(self, trace: Trace, snapshot: Any = None) -> None:
-        self.trace = trace
-        self.edges: list[dict[str, Any]] = []
-        recorder = trace.model.recorder
-        edge = recorder.edge
-
-        def on_edge() -> None:
-            state = {name: len(getattr(trace, name)) for name in ("departures", "accepted", "asks", "sent")}
-            state["extra"] = snapshot(trace.model) if snapshot is not None else None
-            self.edges.append(state)
-            edge()
-
-        recorder.edge = on_edge
-
-    def inside(self, name: str) -> list[Any]:
-        """The entries of ``trace.<name>`` recorded while the window was open."""
-        start, end = self.edges[0][name], self.edges[1][name]
-        return getattr(self.trace, name)[start:end]
-
-    def count(self, metrics: dict[str, float], kind: str) -> int:
-        value = metrics[f"messages_per_job_{kind}"] * metrics["jobs"]
-        assert abs(value - round(value)) < 1e-6
-        return round(value)
+from emulator.contract import POISSON
 
 
 # -- JIQ: one idle token per idle period ------------------------------------------------------------
@@ -78,10 +51,6 @@ def test_jiq_sends_jobs_to_idle_servers_when_it_knows_one() -> None:
 
 
 # -- JBT-d: reports against list dispatches -----------------------------------------------------------
-def listed_servers(model: Any) -> int:
-    return sum(model.policy.listed)
-
-
 @pytest.mark.parametrize("options", [
     {"load": 0.3, "period": 1.0}, {"load": 0.95, "period": 1.0}, {"load": 0.9, "period": 10.0},
     {"load": 0.9, "period": 2.0, "dispatchers": 3}, {"load": 0.9, "period": 2.0, "below": "lt"},

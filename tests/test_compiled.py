@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import make_point, trace_arrivals
+from helpers.scenarios import make_point, trace_arrivals
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

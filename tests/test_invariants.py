@@ -7,91 +7,20 @@ identity on the window), or compares two runs that must agree.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import pandas as pd
 import pytest
-from conftest import Trace, make_point, scenario_dict, traced
+from helpers.scenarios import make_point, scenario_dict, traced
+from helpers.window import Windowed, listed_servers
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_accounting import Windowed, listed_servers
 
 import emulator
+from emulator.contract import POISSON, check_conservation, check_little_exact, check_timestamps
 from emulator.model.build import build_model
+from emulator.model.trace import Trace
 from emulator.workload.streams import replication_seed
-
-POISSON = {"arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1}}
-
-
-def check_conservation(trace: Any) -> None:
-    """Every job that arrived is at a dispatcher, in transit, at a server, gone, or blocked."""
-    model = trace.model
-    received = {job.id for job in trace.jobs}
-    assert sorted(received) == list(range(len(received)))  # ids in order, none lost
-    sent = [job_id for _, _, job_id, _, _ in trace.sent]
-    accepted = [job_id for _, _, job_id in trace.accepted]
-    left = [job.id for _, _, job in trace.left]
-    blocked = [job.id for _, job in trace.blocked]
-    for ids in (sent, accepted, left, blocked):
-        assert len(ids) == len(set(ids)), "a job was sent, accepted or finished twice"
-    assert set(sent) <= received and set(accepted) <= set(sent)
-    assert set(left) | set(blocked) <= set(accepted) and not set(left) & set(blocked)
-    lengths = [server.length for server in model.servers]
-    assert all(length >= 0 for length in lengths)
-    assert len(accepted) == len(left) + len(blocked) + sum(lengths)
-    assert model.recorder.in_system == sum(lengths)
-    assert model.recorder.transfers == len(sent)
-    for server in model.servers:
-        if server.capacity is not None:
-            assert server.length <= server.capacity
-    # The measured jobs all finished: served or blocked, nothing else.
-    metrics = trace.metrics
-    measured = [job for job in trace.jobs if job.measured]
-    assert len(measured) == metrics["jobs"]
-    finished = set(left) | set(blocked)
-    assert all(job.id in finished for job in measured)
-    assert metrics["blocked_fraction"] == sum(job.blocked for job in measured) / metrics["jobs"]
-
-
-def check_timestamps(trace: Any) -> None:
-    """Waits are >= 0, FIFO servers serve in order of arrival, service takes size / speed."""
-    done = trace.completion()
-    speed = {server.id: server.speed for server in trace.model.servers}
-    fifo = trace.model.servers[0].discipline == "fifo"
-    previous: dict[int, float] = {}
-    jobs = sorted((job for job in trace.jobs if job.id in done), key=lambda j: (j.server, j.start, j.id))
-    for job in jobs:
-        assert job.arrival <= job.dispatched <= job.at_server <= job.start
-        assert done[job.id] == pytest.approx(job.start + job.size / speed[job.server], rel=1e-9, abs=1e-9)
-        if fifo:
-            assert job.start == max(job.at_server, previous.get(job.server, -math.inf))
-            previous[job.server] = done[job.id]
-        else:
-            assert job.start == job.at_server  # a pool serves at once
-
-
-def check_little_exact(trace: Any) -> None:
-    """Time-average jobs at servers x span = the sum of each job's time at a server inside the window.
-
-    This is Little's law as a sample-path identity: no tolerance beyond float rounding.
-    """
-    metrics = trace.metrics
-    warmup = trace.model.recorder.warmup
-    t0 = trace.job(warmup).arrival
-    t1 = t0 + metrics["sim_time"]
-    done = trace.completion()
-    now = trace.model.env.now
-    accepted = {job_id for _, _, job_id in trace.accepted}
-    area = 0.0
-    for job in trace.jobs:
-        if job.blocked or job.id not in accepted:
-            continue
-        start, end = job.at_server, done.get(job.id, now)
-        area += max(0.0, min(end, t1) - max(start, t0))
-    servers = len(trace.model.servers)
-    assert metrics["mean_queue_length"] * servers * metrics["sim_time"] == pytest.approx(area, rel=1e-9)
-
 
 POLICIES = [{"name": "random"}, {"name": "round_robin"}, {"name": "jsq"}, {"name": "sqd", "d": 2},
             {"name": "jiq"}, {"name": "jbt", "d": 2, "period": 5}, {"name": "threshold", "d": 2, "threshold": 2}]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import traced
+from helpers.scenarios import traced
 
 import emulator
 from emulator.model.build import build_model

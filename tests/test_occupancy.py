@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from test_theory import column, interval, replicate, report
+from helpers.intervals import column, interval, replicate, report
 
 import analysis.theory as theory
 import emulator

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from conftest import make_point, traced
+from helpers.scenarios import make_point, traced
 
 from emulator.model import build as model_module
 from emulator.model.build import build_model

@@ -15,13 +15,14 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Trace, scenario_dict
+from helpers.intervals import check, column, interval, replicate
+from helpers.scenarios import scenario_dict
 from scipy import stats
-from test_theory import check, column, interval, replicate
 
 import analysis.theory as theory
 from emulator import Scenario, ScenarioError
 from emulator.model.build import build_model
+from emulator.model.trace import Trace
 from emulator.workload.slots import arrival_counts
 
 

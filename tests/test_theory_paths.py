@@ -22,17 +22,15 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import traced
+from helpers.intervals import LEVEL, check, column, interval, replicate
+from helpers.scenarios import traced
 from scipy import stats
-from test_theory import check, column, interval, replicate
 
 import analysis.theory as theory
 import emulator
 from emulator.workload import arrivals
 from emulator.workload.distributions import Law
 from emulator.workload.streams import generator
-
-LEVEL = 0.95
 
 
 def normal_quantile(family: int) -> float:

@@ -16,7 +16,7 @@ Conventions of the emulator used below (see `emulator.measure.recorder`):
 from __future__ import annotations
 
 import pytest
-from conftest import traced
+from helpers.scenarios import traced
 
 from emulator.measure.messages import KINDS
 
