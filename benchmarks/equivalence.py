@@ -9,7 +9,8 @@ To fingerprint an older copy of the package without checking it out, put its
 parent folder first on the path: ``PYTHONPATH=/tmp/old python benchmarks/equivalence.py --save ...``
 (PYTHONPATH wins over the editable install).
 
-Every policy runs with zero latency (the fast path) and with exponential latency
+The cases are in ``equivalence_cases.py`` beside this file (``tests/test_compiled.py``
+reads them too). Every policy runs with zero latency (the fast path) and with exponential latency
 (the event-per-message path), plus variants that reach the other branches:
 several dispatchers (with unequal shares), heterogeneous speeds (listed and drawn),
 capacities, server pools, bursty arrivals, occupancy statistics, JBT-d with reset.
@@ -28,79 +29,9 @@ import json
 import sys
 from typing import Any
 
+from equivalence_cases import IGNORED, cases
+
 import emulator
-
-POLICIES: dict[str, dict[str, Any]] = {
-    "random": {},
-    "round_robin": {},
-    "jsq": {},
-    "sqd": {"d": 2},
-    "jiq": {},
-    "jbt": {"d": 2, "period": 5.0},
-    "threshold": {"d": 3, "threshold": 2},
-}
-LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05}}
-VARIANTS: dict[str, dict[str, Any]] = {
-    "base": {},
-    "dispatchers3": {"dispatchers": 3},
-    # Random and round robin overload the speed-0.5 server here: allowed, to reach that path.
-    "speeds": {"servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8, "allow_unstable": True},
-    "capacity": {"capacity": 3, "load": 0.95},
-    "pool": {"discipline": "pool", "capacity": 4, "servers": 5, "load": 0.9},
-    "mmpp2": {"arrivals": {"kind": "mmpp2", "burstiness": 3.0}},
-    "batch": {"arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "service": {"kind": "erlang", "k": 3}},
-    "occupancy": {"occupancy": True},
-    "shares": {"dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2]},
-}
-EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
-    "jiq_sqd": {"policy": "jiq", "d": 2, "dispatchers": 3},
-    "jiq_memory": {"policy": "jiq", "memory": 2},
-    "jbt_lt": {"policy": "jbt", "d": 3, "period": 3.0, "below": "lt", "rereport": False},
-    "sqd_replace": {"policy": "sqd", "d": 3, "replace": True},
-    "sqd_d5": {"policy": "sqd", "d": 5},
-    "sqd_d8": {"policy": "sqd", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
-    "threshold_d1": {"policy": "threshold", "d": 1},
-    "jsq_big": {"policy": "jsq", "servers": 200},
-    "jbt_reset": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True},
-    "jbt_reset_d3": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True, "dispatchers": 3, "occupancy": True},
-    # Integers beyond int64 (the kernel's), which bind no more than any value above the run's jobs.
-    "capacity_2_63": {"policy": "sqd", "d": 2, "capacity": 2**63},
-    "pool_capacity_2_70": {"policy": "jsq", "discipline": "pool", "capacity": 2**70, "occupancy": True},
-    "threshold_2_63": {"policy": "threshold", "d": 3, "threshold": 2**63},
-    "jiq_memory_2_63": {"policy": "jiq", "memory": 2**63, "dispatchers": 3},
-    "jbt_initial_threshold_2_63": {"policy": "jbt", "d": 2, "period": 5.0, "initial_threshold": 2**63 + 1},
-    "capacity_at_jobs": {"policy": "jsq", "capacity": 11000, "load": 0.99},  # the run's 11,000 jobs
-    "jsq_speeds_drawn": {"policy": "jsq", "speeds": {"kind": "erlang", "k": 2}, "occupancy": True},
-    "jbt_speeds_drawn": {"policy": "jbt", "d": 2, "period": 5.0, "speeds": {"kind": "lognormal", "scv": 0.5},
-                         "dispatchers": 2, "dispatcher_shares": [0.7, 0.3]},
-    # Random routing on drawn speeds overloads a slow server: refused, in the same words.
-    "random_speeds_drawn": {"policy": "random", "speeds": {"kind": "exponential"}},
-    "sqd_pool_occupancy": {"policy": "sqd", "d": 2, "discipline": "pool", "servers": 50, "occupancy": True},
-    # Slotted time (SimPy only): each arrival dispatched on its own, and one decision per slot.
-    "jsq_slotted": {"policy": "jsq", "time": "slotted", "slot": {"dispatch": "job"}},
-    "jsq_slotted_batch": {"policy": "jsq", "time": "slotted"},
-    "jbt_slotted_batch": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "reports": "crossing"},
-    "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},
-}
-
-
-def cases() -> dict[str, dict[str, Any]]:
-    out: dict[str, dict[str, Any]] = {}
-    for latency_name, latency in LATENCIES.items():
-        for variant_name, variant in VARIANTS.items():
-            for policy, params in POLICIES.items():
-                kw = {"policy": policy, "servers": 20, "load": 0.9, "jobs": 4000, "seed": 7,
-                      **params, **variant, "latency": latency}
-                if variant_name == "base":
-                    kw["jobs"] = 20000
-                out[f"{policy}/{variant_name}/{latency_name}"] = kw
-        for name, extra in EXTRA.items():
-            kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
-            out[f"{name}/{latency_name}"] = kw
-    return out
-
-
-IGNORED = ("wall_seconds", "engine")  # how long, and which engine: the only columns that may differ
 
 
 def simulate(policy: str, **options: Any) -> dict[str, Any]:
