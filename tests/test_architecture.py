@@ -1,4 +1,5 @@
-"""The shape of the package: one direction of imports, and scenario reading free of the engines.
+"""The shape of the package: one direction of imports, and scenario reading free of the engines;
+and test modules that stand alone.
 
 Imports are read from the source with `ast`, all of them: at module level, under
 ``TYPE_CHECKING`` and inside functions. An edge goes from a module to each module it
@@ -132,3 +133,46 @@ print(len(points), len(schema) > 0, loaded)
     done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split("\n")[0] == "3 True []", done.stdout
+
+
+def _test_module_faults(source: str, tests: set[str], benchmarks: set[str]) -> list[str]:
+    """What in ``source`` makes a test depend on another test module or on ``benchmarks/``.
+
+    An import of a test module (``test_*``) or of ``conftest`` (fixtures only: shared
+    helpers are in ``tests/helpers/``), an import of a benchmark script's module, or a
+    change to ``sys.path`` that names ``benchmarks``.
+    """
+    faults = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for top in {name.split(".")[0] for name in names} if not getattr(node, "level", 0) else ():
+                if top in tests or top == "conftest":
+                    faults.append(f"line {node.lineno} imports the test module {top}")
+                elif top in benchmarks:
+                    faults.append(f"line {node.lineno} imports benchmarks/{top}.py")
+        elif isinstance(node, ast.Call | ast.Assign | ast.AugAssign):
+            target = node.func if isinstance(node, ast.Call) else (
+                node.targets[0] if isinstance(node, ast.Assign) else node.target)
+            text = ast.unparse(target)
+            changes_path = text.startswith("sys.path") or text.endswith("syspath_prepend")
+            if changes_path and "benchmarks" in ast.unparse(node):
+                faults.append(f"line {node.lineno} puts benchmarks/ on sys.path")
+    return faults
+
+
+def test_test_modules_stand_alone() -> None:
+    """No test module imports another, or a benchmark, or puts ``benchmarks/`` on ``sys.path``."""
+    folder = ROOT / "tests"
+    tests = {path.stem for path in folder.rglob("test_*.py")}
+    benchmarks = {path.stem for path in (ROOT / "benchmarks").glob("*.py")}
+    assert {"test_theory", "test_accounting"} <= tests and "equivalence" in benchmarks, "nothing was read"
+    # The scan finds what it looks for: the dependencies the test modules once had.
+    for bad in ("from test_theory import check", "import test_accounting as accounting",
+                "from conftest import traced", "sys.path.insert(0, str(ROOT / 'benchmarks'))",
+                "import equivalence", "monkeypatch.syspath_prepend(ROOT / 'benchmarks')"):
+        assert _test_module_faults(bad, tests, benchmarks), bad
+    assert _test_module_faults("from helpers.scenarios import traced\nimport emulator", tests, benchmarks) == []
+    faults = {str(path.relative_to(ROOT)): found for path in sorted(folder.rglob("*.py"))
+              if (found := _test_module_faults(path.read_text(), tests, benchmarks))}
+    assert not faults, faults
