@@ -77,6 +77,6 @@ def latex_escape(text: str) -> str:
     # otherwise be read as the optional argument of the \\, \midrule or \addlinespace before it.
     special = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
                "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-               "[": "{[}", "]": "{]}"}
+               "[": "{[}", "]": "{]}", "<": r"\textless{}", ">": r"\textgreater{}"}
     out = "".join(special.get(ch, LATEX_SYMBOLS.get(ch, ch)) for ch in text)
     return out.encode("ascii", "replace").decode("ascii")  # anything else: '?' rather than a failed build

@@ -41,10 +41,10 @@ from .pivot import MEASURED, THEORY, Entry, Pivot, Value, split
 LAYOUTS = ("auto", "split", "single", "resize")
 LINEWIDTH = 345.0
 """``\\linewidth`` of a default ``article`` page (10 pt, letter or A4), in pt."""
-MARGIN = 0.93
+MARGIN = 0.97
 """Share of `LINEWIDTH` the estimate may fill: the glyph widths below are approximate."""
-SCALE = 1.07
-"""Correction of the glyph widths below, measured on the quickstart's tables."""
+SCALE = 1.05
+"""Correction of the glyph widths below: the estimates then run 0-6% over pdflatex's widths."""
 BREAK = 90.0
 """Row keys wider than this (pt) break after their last comma, onto a second line."""
 TABCOLSEP = 4.0
@@ -52,7 +52,7 @@ TABCOLSEP = 4.0
 
 # Computer Modern at \small (9 pt): advance widths in pt, roughly (cmr9 digits are 4.6 pt).
 _NARROW, _WIDE = set("ilj.,:;'!|()[]/` "), set("mwMW")
-_MATH = re.compile(r"N = \d+|N=\d+|N → ∞|N·B|√N")
+_MATH = re.compile(r"N = \d+|N=\d+|N → ∞|N·B|√N|->")
 
 
 def _glyph(ch: str) -> float:
@@ -70,8 +70,8 @@ def _glyph(ch: str) -> float:
 
 
 def text_width(text: str, bold: bool = False) -> float:
-    """Estimated width in pt of ``text`` typeset at ``\\small`` (bold is about 15% wider)."""
-    return sum(_glyph(ch) for ch in text) * (1.15 if bold else 1.0) * SCALE
+    """Estimated width in pt of ``text`` typeset at ``\\small`` (bold is about 10% wider)."""
+    return sum(_glyph(ch) for ch in text) * (1.1 if bold else 1.0) * SCALE
 
 
 def latex_text(text: str) -> str:
@@ -85,7 +85,7 @@ def latex_text(text: str) -> str:
     out, at = [], 0
     for match in _MATH.finditer(text):
         out.append(latex_escape(text[at:match.start()]))
-        math = match.group().replace("=", " = ").replace("  ", " ")
+        math = match.group().replace("->", "→").replace("=", " = ").replace("  ", " ")
         math = math.replace("→", r"\to").replace("∞", r"\infty").replace("·", r" \cdot ").replace("√N", r"\sqrt{N}")
         out.append(f"${' '.join(math.split())}$")
         at = match.end()
@@ -176,13 +176,6 @@ def _aligned(cell: Cell | Value | None) -> list[str]:
     return [_styled(p, style, i == 0) for i, p in enumerate(pieces)]
 
 
-def _plain(cell: Cell | Value | None) -> str:
-    """The cell as it reads, for width estimates."""
-    if cell is None:
-        return ""
-    return cell.text()
-
-
 def _sicell(cell: Cell | Value | None) -> str:
     """One siunitx S cell: the number (``1.0305 \\pm 0.0087``, bold by ``\\boldmath``), braced text otherwise.
 
@@ -227,28 +220,45 @@ def _siformat(table: Pivot, c: int) -> str:
 
 # -- width -----------------------------------------------------------------------------------
 def width(table: Pivot) -> float:
-    """Estimated natural width of the table's tabular, in pt."""
+    """Estimated natural width of the table's tabular, in pt.
+
+    A value's four columns are each as wide as their widest piece, so a column is as wide as
+    the longest integer part, plus the longest fraction, and so on, not as its widest cell.
+    """
     nkeys = len(table.row_keys)
-    columns = [[key_name(k)] for k in table.row_keys] + [[] for _ in table.columns]
+    columns = [[key_name(k)] for k in table.row_keys]
     for r in range(len(table.rows)):
         for k, lines in enumerate(_key_lines(table, r)):
             columns[k] += lines
-    total = sum(max(text_width(t) for t in col) + 2 * TABCOLSEP for col in columns[:nkeys])
+    total = sum(max(text_width(t) for t in col) + 2 * TABCOLSEP for col in columns)
     blocks: dict[str, float] = {}
     for c, (metric, combo) in enumerate(table.columns):
         head = sub(table, combo) if table.col_keys else header(table, c, " ")
-        cells = [table.cells.get((r, c)) for r in range(len(table.rows))]
-        body = max([text_width(head)] + [text_width(_plain(cell), isinstance(cell, Cell) and cell.best)
-                                         for cell in cells])
-        blocks[metric] = blocks.get(metric, 0.0) + body + 2 * TABCOLSEP
+        pieces = [0.0] * 4
+        for r in range(len(table.rows)):
+            cell = table.cells.get((r, c))
+            bold = isinstance(cell, Cell) and cell.best
+            for i, piece in enumerate(_piece_texts(cell)):
+                pieces[i] = max(pieces[i], text_width(piece, bold))
+        blocks[metric] = blocks.get(metric, 0.0) + max(text_width(head), sum(pieces)) + 2 * TABCOLSEP
     if table.col_keys:
         for metric in blocks:
             blocks[metric] = max(blocks[metric], text_width(span(table, metric)) + 2 * TABCOLSEP)
     return total + sum(blocks.values())
 
 
-def key_name_text(key: str) -> str:
-    return key_name(key)
+def _piece_texts(cell: Cell | Value | None) -> list[str]:
+    """The four pieces of a cell as they read (``["1", ".0305", " ± 0", ".0087"]``), for widths."""
+    if cell is None:
+        return []
+    text = cell.text()
+    if isinstance(cell, Value):
+        return [text] if text == "≈ 0" else list(_number(text.replace("e", "×10")))
+    mean, half = cell.parts()
+    if not half:
+        return list(_number(mean)) if mean != "–" else ["--"]
+    hwhole, hfrac = _number(half)
+    return [*_number(mean), f" ± {hwhole}", hfrac]
 
 
 def fits(table: Pivot) -> bool:
@@ -295,6 +305,7 @@ def _float(table: Pivot, caption: str, label: str, siunitx: bool, resize: bool) 
     metrics = table.metrics
     blocks = table.by_metric()
     lines = [r"\begin{table}[htbp]", r"\centering", r"\small", f"\\caption{{{caption}}}", f"\\label{{{label}}}",
+             r"\smallskip",  # article leaves no space below a caption: it expects captions below
              r"\setlength{\tabcolsep}{4pt}"]
     if siunitx:
         lines.append(r"\sisetup{uncertainty-mode=separate, reset-math-version=false, "
