@@ -225,7 +225,6 @@ def width(table: Pivot) -> float:
     A value's four columns are each as wide as their widest piece, so a column is as wide as
     the longest integer part, plus the longest fraction, and so on, not as its widest cell.
     """
-    nkeys = len(table.row_keys)
     columns = [[key_name(k)] for k in table.row_keys]
     for r in range(len(table.rows)):
         for k, lines in enumerate(_key_lines(table, r)):
