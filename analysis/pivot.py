@@ -21,8 +21,9 @@ metric is marked, and so is every value whose CI overlaps it; see
 
 Theory. Given the scenario, a row follows each policy that has a reference at
 that point (`analysis.references`), named after the approximation used, and a
-last row gives the lower bound that holds for every policy. Theory values are
-rounded like the measured value they stand beside.
+last row gives the lower bound that holds for every policy. Theory values have
+no interval: they show `THEORY_SIGNIFICANT` significant digits (an exact 1 reads
+"1"), whatever the digits of the measured value beside them.
 
 Paired differences. With ``diff=True`` (a run with ``compare_to``) the
 ``<metric>_diff`` columns, each policy minus the reference policy on the same
@@ -34,7 +35,7 @@ intervals: overlapping paired intervals is a conservative stand-in for the
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,7 +45,7 @@ from emulator.errors import ScenarioError
 from emulator.experiment.output import expect_numbers
 from emulator.measure.messages import KINDS
 
-from .cells import Cell, direction, fixed, mark_best
+from .cells import Cell, direction, mark_best
 from .references import bound, references
 from .sweep import determines, swept_keys, value_label, varying
 
@@ -72,21 +73,32 @@ class Entry:
         return self.label or self.policy
 
 
+THEORY_SIGNIFICANT = 4
+"""Significant digits of a theory value: the formulas and ODEs are solved far closer than that."""
+
+
 @dataclass(frozen=True)
 class Value:
-    """A theory value: shown rounded like the measured cell ``like``."""
+    """A theory value (exact, or an approximation computed to full precision)."""
 
     value: float
-    like: Cell | None = None
 
     def text(self) -> str:
-        """Rounded like ``like``; else 3 significant digits, and "≈ 0" below 1e-9 (e.g. 1e-127 blocking)."""
-        places = self.like.places if self.like is not None else None
-        if places is not None:
-            return fixed(self.value, places)
+        """`THEORY_SIGNIFICANT` significant digits, trailing zeros dropped; "≈ 0" below 1e-9.
+
+        Examples
+        --------
+        >>> [Value(v).text() for v in (1.0, 10.0, 2.61289, 0.0123456, 19.9999, 0.0, 1e-127)]
+        ['1', '10', '2.613', '0.01235', '20', '0', '≈ 0']
+        """
         if self.value == 0:
             return "0"
-        return "≈ 0" if abs(self.value) < 1e-9 else f"{self.value:.3g}"
+        if abs(self.value) < 1e-9:
+            return "≈ 0"
+        text = f"{self.value:#.{THEORY_SIGNIFICANT}g}"
+        if "e" in text:  # beyond 10^4 or below 10^-4: keep the exponent, as Python writes it
+            return f"{self.value:.{THEORY_SIGNIFICANT}g}"
+        return text.rstrip("0").rstrip(".")
 
 
 @dataclass
@@ -120,11 +132,75 @@ class Pivot:
     name: str = "results"
     titles: dict[str, str] = field(default_factory=dict)
 
+    part: str = ""
+    """What part of a larger table this is (`subset`), e.g. "mean response"; empty for a whole table."""
+
     def row_kind(self, i: int) -> str:
         for key, value in zip(self.row_keys, self.rows[i], strict=True):
             if key == "policy":
                 return str(value.kind)
         return MEASURED
+
+    def subset(self, columns: Sequence[int], part: str = "") -> Pivot:
+        """The table with only the given data columns; theory rows left empty by it are dropped.
+
+        Examples
+        --------
+        >>> t = Pivot(["policy"], [], ["a", "b"], rows=[(Entry("A"),), (Entry("A", THEORY),)],
+        ...           columns=[("a", ()), ("b", ())], cells={(0, 0): Cell(1.0), (0, 1): Cell(2.0),
+        ...                                                  (1, 0): Value(1.0)})
+        >>> [len(t.subset([0]).rows), len(t.subset([1]).rows), t.subset([1]).metrics]
+        [2, 1, ['b']]
+        """
+        keep = [r for r in range(len(self.rows)) if self.row_kind(r) == MEASURED
+                or any((r, c) in self.cells for c in columns)]
+        rows = {r: i for i, r in enumerate(keep)}
+        cols = {c: j for j, c in enumerate(columns)}
+        metrics = [m for m in self.metrics if any(self.columns[c][0] == m for c in columns)]
+        cells = {(rows[r], cols[c]): cell for (r, c), cell in self.cells.items() if r in rows and c in cols}
+        return Pivot(self.row_keys, self.col_keys, metrics, [self.rows[r] for r in keep],
+                     [self.columns[c] for c in columns], cells, self.caption, self.name, self.titles, part)
+
+    def by_metric(self) -> list[list[int]]:
+        """The data columns of each metric, in order."""
+        return [[c for c, (m, _) in enumerate(self.columns) if m == metric] for metric in self.metrics]
+
+
+def split(table: Pivot, fits: Callable[[Pivot], bool]) -> list[Pivot]:
+    """The table whole if it ``fits``; else one part per metric, a metric's columns in runs that fit.
+
+    The runs of a metric are as even as the greedy count allows (7 columns that fit
+    4 at a time make runs of 4 and 3, not 6 and 1). A single column always counts as fitting.
+    """
+    if fits(table):
+        return [table]
+    parts: list[Pivot] = []
+    for metric, cols in zip(table.metrics, table.by_metric(), strict=True):
+        title = table.titles.get(metric, metric)
+        runs = _runs(table, cols, fits)
+        for i, run in enumerate(runs):
+            parts.append(table.subset(run, title if len(runs) == 1 else f"{title}, part {i + 1} of {len(runs)}"))
+    return parts
+
+
+def _runs(table: Pivot, cols: list[int], fits: Callable[[Pivot], bool]) -> list[list[int]]:
+    if fits(table.subset(cols)):
+        return [cols]
+    greedy, start = 0, 0
+    while start < len(cols):
+        end = start + 1
+        while end < len(cols) and fits(table.subset(cols[start:end + 1])):
+            end += 1
+        greedy, start = greedy + 1, end
+    size, extra = divmod(len(cols), greedy)
+    runs, start = [], 0
+    for i in range(greedy):
+        end = start + size + (i < extra)
+        runs.append(cols[start:end])
+        start = end
+    if all(len(run) == 1 or fits(table.subset(run)) for run in runs):
+        return runs
+    return [[c] for c in cols]  # uneven widths defeated the even runs: one column each always fits
 
 
 # -- choosing the layout -------------------------------------------------------------------
@@ -335,8 +411,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
                 continue
             found, label = _theory(points[int(match["point"].iloc[0])], entry)
             if metric in found:
-                # Round like the measured value beside it (for the bound: the last policy's).
-                cells[r, c] = Value(found[metric], _nearest(cells, r, c, "policy" in row_keys))
+                cells[r, c] = Value(found[metric])
                 found_labels.setdefault((r, c), set()).add(label)
     # Keep the theory rows (or columns) that have a value; name them after their approximation.
     by_row: dict[int, set[str]] = {}
@@ -363,16 +438,6 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
     _mark(table, summary)
     table.caption = _caption(summary, table, scenario, bool(points))
     return table
-
-
-def _nearest(cells: dict[tuple[int, int], Cell | Value], r: int, c: int, down: bool) -> Cell | None:
-    """The closest measured cell before (r, c) along the policy axis: theory is rounded like it."""
-    while (r if down else c) > 0:
-        r, c = (r - 1, c) if down else (r, c - 1)
-        cell = cells.get((r, c))
-        if isinstance(cell, Cell):
-            return cell
-    return None
 
 
 def _bare(combo: tuple[Any, ...]) -> tuple[Any, ...]:

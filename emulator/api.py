@@ -114,6 +114,38 @@ class Results:
 
         return comparison_table(self.summary, **{"scenario": self.scenario, **options})
 
+    def frame(self, marks: bool = False, **options: Any) -> Any:
+        """The comparison table as a pandas frame of text cells, with the table's digits.
+
+        Rows are indexed by the row keys, columns by (metric, column header); with
+        ``marks`` a best value ends in " *" as in `table`. ``options`` as for `table`
+        (``rows``, ``cols``, ``metrics``, ``diff``, ``theory``).
+        """
+        from analysis.tables import frame, pivot
+
+        return frame(pivot(self.summary, **{"scenario": self.scenario, **options}), marks)
+
+    def styler(self, **options: Any) -> Any:
+        """The comparison table as a pandas ``Styler``: best values bold, theory rows italic, caption above."""
+        from analysis.tables import pivot, styler
+
+        return styler(pivot(self.summary, **{"scenario": self.scenario, **options}))
+
+    def _repr_html_(self) -> str:
+        """A line on the scenario and the marked table: what a notebook shows for ``results``."""
+        import html
+
+        s = self.scenario
+        points = s.points()
+        policies = sorted({p.label for point in points for p in point.policies}, key=str)
+        line = (f"<p><strong>{html.escape(s.name)}</strong>"
+                + (f": {html.escape(s.description)}" if s.description else "")
+                + f" — {len(points)} point(s) × {len(policies)} policies × {s.replications} replication(s) "
+                f"of {s.run.jobs} jobs" + (f"; {len(self.errors)} task(s) failed" if self.errors else "") + "</p>")
+        if self.summary is None or len(self.summary) == 0:
+            return line + "<p>No finished runs.</p>"
+        return line + str(self.styler().to_html())
+
 
 def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None = None, executor: Any = None,
         out: str | Path | None = None, progress: bool = False, force: bool = False) -> Results:

@@ -61,6 +61,16 @@ def _parser() -> argparse.ArgumentParser:
                        help="paired differences against compare_to instead of the values")
     table.add_argument("--no-theory", action="store_true", help="leave out the theory rows")
     table.add_argument("--format", choices=("text", "markdown", "latex", "csv", "html"), default="text")
+    table.add_argument("--width", type=int, metavar="COLUMNS",
+                       help="text: widest line, wider tables print in blocks (default: the terminal's, "
+                            "100 when not a terminal; 0: no limit)")
+    table.add_argument("--layout", choices=("auto", "split", "single", "resize"), default="auto",
+                       help="latex: one table if it fits the line width, else one per metric (auto); always one "
+                            "per metric (split); one however wide (single); one scaled to the line width (resize)")
+    table.add_argument("--split", dest="layout", action="store_const", const="split",
+                       help="latex: same as --layout split")
+    table.add_argument("--siunitx", action="store_true",
+                       help="latex: siunitx S columns (\\usepackage{siunitx}) instead of plain aligned columns")
 
     report = commands.add_parser("report", help="one self-contained HTML page: scenario, tables, figures")
     report.add_argument("dir")
@@ -187,7 +197,8 @@ def _table(args: argparse.Namespace) -> int:
 
     summary = read_summary(args.dir)
     print(comparison_table(summary, metrics=args.metric, format=args.format, rows=args.rows, cols=args.cols,
-                           diff=args.diff, scenario=read_scenario(args.dir), theory=not args.no_theory))
+                           diff=args.diff, scenario=read_scenario(args.dir), theory=not args.no_theory,
+                           width=args.width, layout=args.layout, siunitx=args.siunitx))
     return 0
 
 

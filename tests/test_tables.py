@@ -220,8 +220,9 @@ def test_theory_rows_sit_under_their_policy() -> None:
     names = [str(row[0]) for row in table.rows]
     assert names == ["Random", "Random: M/M/1, exact", "JSQ", "M/M/N (Erlang C), lower bound"]
     text = render(table, "text")
-    # M/M/1: 1/(1-λ), rounded like the measured value above it (1.00 ± 0.10 and 3.00 ± 0.50).
-    assert text.splitlines()[4].split()[-2:] == ["2.00", "10.00"]
+    # M/M/1: 1/(1-λ) = 2 and 10 exactly, with the theory's own digits, not the measured value's
+    # beside it (1.00 ± 0.10 and 3.00 ± 0.50).
+    assert text.splitlines()[4].split()[-2:] == ["2", "10"]
     assert "theory" not in "".join(str(v) for v in pivot(summary, scenario=scenario, theory=False).rows)
     across = pivot(summary, scenario=scenario, rows=["workload.load"], cols=["policy"])
     assert [str(combo[0]) for metric, combo in across.columns if metric == "mean_response"] == names
