@@ -47,5 +47,7 @@ numpydoc_show_class_members = False  # the autodoc directives choose the members
 numpydoc_class_members_toctree = False
 
 html_theme = "alabaster"
+# Wide enough for the results tables, which have up to seven columns.
+html_theme_options = {"page_width": "1240px", "sidebar_width": "250px"}
 html_title = f"lbemu {version}"
 html_static_path: list[str] = []
