@@ -150,7 +150,11 @@ def _validate(args: argparse.Namespace) -> int:
     scenario = _scenario(args)
     points = scenario.points()
     tasks = sum(len(point.policies) for point in points) * scenario.replications
-    print(f"{scenario.name}: {len(points)} point(s) x policies x {scenario.replications} "
+    counts = sorted({len(point.policies) for point in points})
+    # Every point runs the same policy list, so one count is the rule; say so plainly if not.
+    policies = (f"{counts[0]} {'policy' if counts == [1] else 'policies'}" if len(counts) == 1
+                else f"{counts[0]}-{counts[-1]} policies")
+    print(f"{scenario.name}: {len(points)} point(s) x {policies} x {scenario.replications} "
           f"replication(s) = {tasks} task(s), {scenario.run.jobs} jobs each after "
           f"{scenario.run.warmup_jobs} warm-up")
     for point in points:
@@ -185,7 +189,9 @@ def _schema(args: argparse.Namespace) -> int:
 
     from .scenario.sweep import Scenario
 
-    print(json.dumps(Scenario.model_json_schema(), indent=2))
+    # pydantic writes JSON Schema draft 2020-12; saying so lets editors and validators pick the right rules.
+    schema = {"$schema": SCHEMA_DRAFT, **Scenario.model_json_schema()}
+    print(json.dumps(schema, indent=2))
     return 0
 
 
@@ -234,11 +240,17 @@ def _plot(args: argparse.Namespace) -> int:
     return 0
 
 
+SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
 COMMANDS = {"run": _run, "validate": _validate, "policies": _policies, "schema": _schema,
             "table": _table, "plot": _plot, "report": _report}
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:  # bare `lbemu`: what it can do, not only that a command is missing
+        print(_parser().format_help(), end="", file=sys.stderr)
+        return 2
     try:
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args)

@@ -149,7 +149,9 @@ def test_run_options_override_the_file(tmp_path: Path) -> None:
 def test_validate_and_policies_and_schema() -> None:
     result = lbemu("validate", QUICKSTART)
     assert result.returncode == 0, result.stderr
-    assert "3 point(s)" in result.stdout
+    # The product the line spells out: 3 loads x the quickstart's policies x its 5 replications.
+    count = len(labels())
+    assert f"3 point(s) x {count} policies x 5 replication(s) = {3 * count * 5} task(s)" in result.stdout
     assert all(label in result.stdout for label in labels())
     assert result.stdout.count("point ") >= 3
     policies = lbemu("policies")
@@ -159,6 +161,28 @@ def test_validate_and_policies_and_schema() -> None:
     schema = lbemu("schema")
     assert schema.returncode == 0
     assert "policies" in json.loads(schema.stdout)["properties"]
+
+
+def test_schema_declares_its_draft_and_holds_the_scenarios() -> None:
+    import jsonschema  # in the test extras
+
+    schema = json.loads(lbemu("schema").stdout)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    validator = jsonschema.Draft202012Validator
+    validator.check_schema(schema)  # a valid schema of the draft it names
+    for path in sorted((ROOT / "scenarios").glob("*.yaml")):
+        validator(schema).validate(yaml.safe_load(path.read_text()))
+    # ...and one that an editor should flag is flagged.
+    assert list(validator(schema).iter_errors({"policies": [{"name": "jsq"}], "system": {"servers": "ten"}}))
+
+
+def test_bare_lbemu_prints_the_usage() -> None:
+    result = lbemu()
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr.startswith("usage: lbemu") and "Traceback" not in result.stderr
+    for command, text in (("run", "run a scenario"), ("validate", "check a scenario"), ("table", "comparison"),
+                          ("plot", "figures"), ("report", "HTML"), ("schema", "JSON Schema")):
+        assert command in result.stderr and text in result.stderr
 
 
 BAD = [
@@ -176,7 +200,6 @@ BAD = [
     (["run", QUICKSTART, "--bogus"], "--bogus"),
     (["run"], "scenario"),
     (["frobnicate"], "frobnicate"),
-    ([], "command"),
     (["run", QUICKSTART, "--dask", "not an address", "--quiet"], "--dask"),
     (["table", "no_such_results_folder"], "no_such_results_folder"),
     (["table", ROOT / "tests" / "data" / "empty_results"], "summary.csv"),
@@ -201,7 +224,7 @@ def test_bad_input_exits_2_with_one_line(args: list[str], named: str, capsys: py
     assert captured.out == ""
 
 
-@pytest.mark.parametrize("index", [0, 6, 9, 14])
+@pytest.mark.parametrize("index", [0, 6, 9, 13])
 def test_bad_input_from_the_shell(index: int) -> None:
     args, named = BAD[index]
     result = lbemu(*args)
@@ -213,7 +236,8 @@ def test_bad_scenario_files_exit_2(tmp_path: Path) -> None:
     broken.write_text("name: x\npolicies: [\n")
     unknown = tmp_path / "unknown.yaml"
     unknown.write_text("policies: [{name: jsq}]\nsystem: {servers: 4, speed: [1, 1, 1, 1]}\n")
-    for path, named in ((broken, "not valid YAML"), (unknown, "system.speed: unknown key")):
+    named_broken = "not valid YAML at line 3, column 1: expected the node content, but found '<stream end>'"
+    for path, named in ((broken, named_broken), (unknown, "system.speed: unknown key")):
         result = lbemu("run", path, "--out", tmp_path / "out", "--quiet")
         one_line_error(result.returncode, result.stderr, named)
     assert not (tmp_path / "out").exists()  # refused before anything ran

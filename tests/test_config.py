@@ -245,6 +245,21 @@ def test_scenario_files(tmp_path: Path) -> None:
     broken.write_text("name: x\npolicies: [\n  {name: jsq\n")
     with pytest.raises(ScenarioError, match=r"^scenario: '.*broken\.yaml' is not valid YAML"):
         emulator.load_scenario(broken)
+    # Where it broke, what the parser found, and the line as written.
+    for text, where in (
+        ("name: x\n  servers: 3\n", "at line 2, column 10: mapping values are not allowed here; "
+                                     "line 2 reads '  servers: 3'"),
+        ("run: {jobs: 10\nseed: 1\n", "at line 2, column 5: expected ',' or '}', but got ':' (while parsing a "
+                                      "flow mapping from line 1, column 6); line 2 reads 'seed: 1'"),
+        ("name: x\npolicies: [\n\n", "at line 4, column 1: expected the node content, but found "
+                                     "'<stream end>' (while parsing a flow node); line 2 reads 'policies: ['"),
+        ("\tname: x\n", "at line 1, column 1: found character '\\t' that cannot start any token"),
+    ):
+        broken.write_text(text)
+        with pytest.raises(ScenarioError) as raised:
+            emulator.load_scenario(broken)
+        assert f"broken.yaml' is not valid YAML {where}" in str(raised.value)
+        assert "\n" not in str(raised.value)
     listed = tmp_path / "list.yaml"
     listed.write_text("- name: jsq\n")
     with pytest.raises(ScenarioError, match=r"^scenario: expected a mapping"):

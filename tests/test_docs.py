@@ -23,7 +23,8 @@ from emulator.scenario.sweep import Scenario
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+# A fence opens with a language (```yaml) or a MyST directive (```{include} FILE), which is not a block to run.
+FENCE = re.compile(r"^```(\{[\w-]+\}|\w*)[^\n]*\n(.*?)^```", re.MULTILINE | re.DOTALL)
 SCENARIO_KEYS = set(Scenario.model_fields)
 
 

@@ -3,7 +3,8 @@
 PyYAML follows YAML 1.1, where ``1e9`` (no dot, no exponent sign) is a string and
 a repeated key silently keeps its last value; both turn a plausible scenario
 into a wrong one. `load` reads YAML 1.2 floats and refuses repeated keys,
-naming the dotted key and both lines.
+naming the dotted key and both lines; a syntax error names its line and column
+and quotes the line.
 
 >>> load("a: {b: 1e9}")
 {'a': {'b': 1000000000.0}}
@@ -11,6 +12,10 @@ naming the dotted key and both lines.
 Traceback (most recent call last):
 ...
 emulator.errors.ScenarioError: run.jobs: repeated key in 's.yaml' at line 3 (first at line 2)
+>>> load("a: 1\\n b: 2\\n", "s.yaml")  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+...
+emulator.errors.ScenarioError: scenario: 's.yaml' is not valid YAML at line 2, column 3: ...; line 2 reads ' b: 2'
 """
 
 from __future__ import annotations
@@ -53,11 +58,34 @@ def load(text: str, source: str = "scenario") -> Any:
         raise ScenarioError(f"scenario: '{source}' is not valid YAML: it holds the control character "
                             f"{code:#04x} at offset {exc.position}") from None
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise ScenarioError(f"scenario: '{source}' is not valid YAML{where}") from None
+        raise ScenarioError(f"scenario: '{source}' is not valid YAML{_where(exc, text)}") from None
     except (RecursionError, MemoryError):
         raise ScenarioError(f"scenario: '{source}' is nested too deeply to read") from None
+
+
+def _where(exc: yaml.YAMLError, text: str) -> str:
+    """Where the parser stopped, what it found there, and that line quoted: the user sees it without an editor.
+
+    At the end of the file (an unclosed bracket, say) the line at the mark is empty, so
+    the last line with text before it is quoted: that is where the unfinished part is.
+    """
+    mark = getattr(exc, "problem_mark", None)
+    if mark is None:
+        return ""
+    problem = getattr(exc, "problem", None) or "cannot be read"
+    context, start = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and start is not None and (start.line, start.column) != (mark.line, mark.column):
+        problem += f" ({context} from line {start.line + 1}, column {start.column + 1})"
+    elif context:
+        problem += f" ({context})"
+    lines = text.splitlines()
+    quoted = min(mark.line, len(lines) - 1)
+    while quoted > 0 and not lines[quoted].strip():
+        quoted -= 1
+    shown = lines[quoted] if lines else ""
+    if len(shown) > 80:
+        shown = shown[:77] + "..."
+    return f" at line {mark.line + 1}, column {mark.column + 1}: {problem}; line {quoted + 1} reads {shown!r}"
 
 
 def _refuse_repeated_keys(root: Node, source: str) -> None:
