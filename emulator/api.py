@@ -118,7 +118,7 @@ class Results:
         """The comparison table as a pandas frame of text cells, with the table's digits.
 
         Rows are indexed by the row keys, columns by (metric, column header); with
-        ``marks`` a best value ends in " *" as in `table`. ``options`` as for `table`
+        ``marks`` a best value ends in ``" *"`` as in `table`. ``options`` as for `table`
         (``rows``, ``cols``, ``metrics``, ``diff``, ``theory``).
         """
         from analysis.tables import frame, pivot
