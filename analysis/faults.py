@@ -44,9 +44,9 @@ def failure_label(value: Any) -> str:
     ...               "'mean': 5}, 'on_down': 'lose'}")
     'failures (up 200, down 5), lose'
     """
-    if value is None or (isinstance(value, float) and math.isnan(value)):
+    failures = ast.literal_eval(value) if isinstance(value, str) else value  # summary.csv holds its repr
+    if failures is None or (isinstance(failures, float) and math.isnan(failures)):
         return "no failures"
-    failures = ast.literal_eval(value) if isinstance(value, str) else value
     up, down = failures["up"].get("mean", 1), failures["down"].get("mean", 1)
     return f"failures (up {up:g}, down {down:g}), {failures.get('on_down', 'hold')}"
 

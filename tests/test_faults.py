@@ -259,3 +259,27 @@ def test_random_routing_with_breakdowns_is_the_mg1_with_breakdowns() -> None:
     completion2 = kappa**2 * 2 + xi * 1 * down**2
     other = kappa + load * completion2 / (2 * (1 - load * kappa))
     assert abs(other - reference) > 3 * half
+
+
+# ---------------------------------------------------------------------------------------
+# The table and figure of a faults run
+# ---------------------------------------------------------------------------------------
+def test_degradation_table_and_figure(tmp_path: Any) -> None:
+    import doctest
+
+    import analysis.faults as faults
+
+    assert doctest.testmod(faults).failed == 0
+    data = {"name": "tiny_faults", "seed": 1, "replications": 2, "run": {"jobs": 600, "warmup_jobs": 60},
+            "system": {"servers": 5}, "workload": {"load": 0.7}, "network": {"timeout": 0.1},
+            "policies": [{"name": "jsq"}, {"name": "jiq"}],
+            "sweep": {"network.loss": [0, 0.2], "system.failures": [None, {**FAILURES, "on_down": "lose"}]}}
+    results = emulator.run(data, workers=1, out=tmp_path / "out")
+    table = faults.degradation_table(results.summary)
+    assert len(table) == 8 and set(table["failures"]) == {"no failures", "failures (up 50, down 5), lose"}
+    jsq = table[(table["policy"] == "JSQ") & (table["failures"] == "no failures")]
+    assert list(jsq["loss"]) == ["0", "0.2"] and jsq["lost / job"].iloc[0] == "0"
+    text = faults.markdown(table)
+    assert text.count("| JSQ |") == 4 and "**no failures**" in text
+    faults.main([str(tmp_path / "out"), "--figure", str(tmp_path / "f.png")])
+    assert (tmp_path / "f.png").stat().st_size > 10_000 and (tmp_path / "f.svg").exists()
