@@ -173,6 +173,34 @@ def test_lose_counts_the_jobs_lost() -> None:
     assert held["lost_fraction"] == 0 and row["mean_response"] < held["mean_response"]
 
 
+def test_loss_is_refused_in_slotted_time_in_one_line() -> None:
+    from emulator import ScenarioError
+
+    data = {"system": {"servers": 10, "time": "slotted"}, "network": {"loss": 0.1, "timeout": 1.0},
+            "policies": [{"name": "jiq"}]}
+    with pytest.raises(ScenarioError, match=r"^network\.loss: expected 0 with system\.time: slotted") as info:
+        Scenario.from_dict(data)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("on_down", ["hold", "lose"])
+def test_faults_with_latency_and_several_dispatchers_run_and_account(on_down: str) -> None:
+    """Loss, failures and latency together: every measured job is served, blocked or lost, once."""
+    point = scenario({"loss": 0.1, "timeout": 0.2, "latency": {"kind": "exponential", "mean": 0.05}},
+                     {**FAILURES, "on_down": on_down}, dispatchers=3, jobs=3000).points()[0]
+    for policy in point.policies:
+        model = build_model(point, policy, 12)
+        row = model.run()
+        recorder = model.recorder
+        assert recorder.finished == recorder.jobs, policy.label
+        served = recorder.jobs * (1 - row["lost_fraction"] - row["blocked_fraction"])
+        assert math.isfinite(row["mean_response"]) and served > 0.5 * recorder.jobs
+        assert (row["lost_fraction"] == 0) == (on_down == "hold")
+        for kind in KINDS:
+            total = row[f"delivered_per_job_{kind}"] + row[f"lost_per_job_{kind}"]
+            assert total == pytest.approx(row[f"messages_per_job_{kind}"], abs=1e-12)
+
+
 def test_compiled_engine_hands_faults_to_simpy() -> None:
     for network, failures in (({"loss": 0.01, "timeout": 1.0}, None), ({"timeout": 1.0}, FAILURES)):
         point = scenario(network, failures).points()[0]

@@ -141,21 +141,15 @@ class SlotChannel(Channel):
     t + delay - 1, so the first decision that can use it is that of slot t + delay.
     """
 
-    def __init__(self, env: simpy.Environment, recorder: Recorder, delay: int, loss: float = 0.0,
-                 draws: Callable[[], float] | None = None, timeout: float | None = None) -> None:
-        super().__init__(env, recorder, None, loss, draws, timeout)
+    def __init__(self, env: simpy.Environment, recorder: Recorder, delay: int) -> None:
+        super().__init__(env, recorder, None)
         self.delay = delay
         self.held: deque[tuple[int, Callable[..., Any], tuple[Any, ...]]] = deque()
 
     def send(self, kind: Kind, deliver: Callable[..., Any], *args: Any) -> None:
         if kind is Kind.IDLE or kind is Kind.REPORT:
             self.counts[kind] += 1
-            if self.loss > 0 and self.draws() < self.loss:  # type: ignore[misc]
-                self.lost[kind] += 1
-                return
             self.held.append((int(self.env._now) + self.delay - 1, deliver, args))
-        elif self.faulty:
-            self._send_faulty(kind, deliver, *args)
         else:
             super().send(kind, deliver, *args)
 

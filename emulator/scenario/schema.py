@@ -310,6 +310,10 @@ class ScenarioSchema(Strict):
     def _timeout(self) -> ScenarioSchema:
         # Without loss or failures every reply comes back, so no dispatcher ever needs a timeout.
         network = self.network
+        if network.loss > 0 and self.system.time == "slotted":
+            # Slot decisions batch the slot's arrivals: a query waiting out a timeout would straddle slots.
+            raise _shape_error("network.loss", "expected 0 with system.time: slotted (lost messages run in "
+                                               "continuous time)", network.loss)
         if network.timeout is None and (network.loss > 0 or self.system.failures is not None):
             why = f"network.loss = {network.loss:g}" if network.loss > 0 else "system.failures"
             raise _shape_error("network.timeout", f"expected a time >= 0 with {why} (replies can fail to "
