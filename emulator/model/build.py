@@ -73,7 +73,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     draws = Uniforms(generator(seed, "loss")).random if network.loss > 0 else None
     channel: Channel
     if system.time == "slotted" and slot.pull_delay:
-        channel = slotted.SlotChannel(env, recorder, slot.pull_delay, network.loss, draws, network.timeout)
+        channel = slotted.SlotChannel(env, recorder, slot.pull_delay)  # no loss: refused in slotted time
     else:
         channel = Channel(env, recorder, None if latency.mean == 0
                           else latency.law().sampler(generator(seed, "network")),
