@@ -170,9 +170,11 @@ def _poisson_capacity_response(load: float, same_slot: bool, servers: int) -> fl
 
 
 def _applies(point: Any) -> bool:
-    """The assumptions common to every reference: Poisson arrivals, equal speeds, a stable system."""
+    """The assumptions common to every reference: Poisson arrivals, equal speeds, a stable system, no failures."""
     scenario = point.scenario
     if scenario.workload.arrivals.kind != "poisson" or _unit(scenario) is None:
+        return False
+    if scenario.system.failures is not None:  # docs/faults.md has the one for random routing
         return False
     if scenario.system.discipline == "pool":
         return scenario.system.capacity is not None
@@ -209,6 +211,9 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
     if not _applies(point) or not _zero_latency(point.scenario):
         return {}
     scenario = point.scenario
+    # Lost messages change every policy that sends any; random routing sends none.
+    if scenario.network.loss > 0 and policy.name != "random":
+        return {}
     if scenario.system.time == "slotted":
         return _slotted(point, policy.name, policy.params)
     unit = _unit(scenario)

@@ -26,13 +26,16 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              label: str | None = None, occupancy: bool = False, response_bins: bool = False,
              engine: str = "auto",
              time: str = "continuous",
-             slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+             slot: dict[str, Any] | None = None, loss: float = 0.0, timeout: float | None = None,
+             failures: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
     """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
 
     ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
     ``{"kind": "erlang", "mean": 1, "k": 4}``) or just a kind; the policy's own
     parameters (``d``, ``period``, ``threshold``, ``replace``, ...) are keywords.
     ``time="slotted"`` runs in time slots, with ``slot`` its options (``system.time``, ``system.slot``).
+    ``loss``, ``timeout`` and ``failures`` are ``network.loss``, ``network.timeout`` and
+    ``system.failures`` (docs/faults.md).
     ``speeds`` is a list of N rates or a law mapping (drawn once per replication).
     ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
     With ``occupancy=True`` the servers' lengths are streamed (about 20% slower):
@@ -53,7 +56,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
                          service=service, arrivals=arrivals, latency=latency, dispatchers=dispatchers,
                          discipline=discipline, capacity=capacity, speeds=speeds,
                          dispatcher_shares=dispatcher_shares, allow_unstable=allow_unstable, label=label,
-                         occupancy=occupancy, engine=engine, time=time, slot=slot, **params)
+                         occupancy=occupancy, engine=engine, time=time, slot=slot, loss=loss, timeout=timeout,
+                         failures=failures, **params)
     point = Scenario.from_dict(data).points()[0]
     row = run_task(Task(point, point.policies[0], 0, point.scenario.seed))
     if not response_bins:  # the sketch's bins, as stored for response_cdf.csv of `run`
@@ -67,7 +71,9 @@ def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jo
                   capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
                   dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
                   label: str | None = None, occupancy: bool = False, engine: str = "auto",
-                  time: str = "continuous", slot: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
+                  time: str = "continuous", slot: dict[str, Any] | None = None, loss: float = 0.0,
+                  timeout: float | None = None, failures: dict[str, Any] | None = None,
+                  **params: Any) -> dict[str, Any]:
     """The one-policy, one-replication scenario that `simulate` runs, as plain data (same keywords)."""
     entry = {"name": policy, **params}
     if label is not None:
@@ -86,8 +92,17 @@ def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jo
         data["workload"]["service"] = _law(service)
     if arrivals is not None:
         data["workload"]["arrivals"] = _law(arrivals)
+    network: dict[str, Any] = {}
     if latency is not None:
-        data["network"] = {"latency": _law(latency)}
+        network["latency"] = _law(latency)
+    if loss:  # left out at 0, so that the default scenario stays as it was
+        network["loss"] = loss
+    if timeout is not None:
+        network["timeout"] = timeout
+    if network:
+        data["network"] = network
+    if failures is not None:
+        data["system"]["failures"] = failures
     return data
 
 

@@ -109,7 +109,7 @@ def _scenario_keys(model: Any, prefix: str = "") -> list[str]:
         nested = [arg for arg in (field.annotation, *getattr(field.annotation, "__args__", ()))
                   if isinstance(arg, type) and issubclass(arg, BaseModel)]
         # Policies (policies.md), laws and precision have tables of their own.
-        if nested and name not in ("policies", "precision", "latency", "service", "speeds"):
+        if nested and name not in ("policies", "precision", "latency", "service", "speeds", "up", "down"):
             keys.extend(_scenario_keys(nested[0], key + "."))
     return keys
 

@@ -102,17 +102,20 @@ CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
 # What the kernel was written against. Anything else in a scenario (a new key, a new
 # metric column, a new policy option) is something it may not reproduce: SimPy runs it.
 _KNOWN_FIELDS = {
-    "system": {"servers", "discipline", "capacity", "speeds", "dispatchers", "dispatcher_shares", "time", "slot"},
+    "system": {"servers", "discipline", "capacity", "speeds", "dispatchers", "dispatcher_shares", "time", "slot",
+               "failures"},
     "workload": {"load", "arrivals", "service"},
     "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
     "service": {"kind", "mean", "k", "scv", "alpha"},
-    "network": {"latency"},
+    "network": {"latency", "loss", "timeout"},
     "run": {"jobs", "warmup_jobs", "engine", "occupancy"},
 }
 _KNOWN_METRICS = (
     "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
-    "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds", *OCCUPANCY_METRICS,
+    *(f"delivered_per_job_{k}" for k in KINDS), *(f"lost_per_job_{k}" for k in KINDS),
+    "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
+    *OCCUPANCY_METRICS,
 )
 _ARRIVALS = {"poisson", "deterministic", "mmpp2", "batch_poisson", "trace"}
 
@@ -123,6 +126,10 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     system = scenario.system
     if scenario.network.latency.mean != 0:
         return "messages have latency"
+    if scenario.network.loss > 0:
+        return "messages are lost (network.loss > 0)"
+    if system.failures is not None:
+        return "servers fail (system.failures)"
     if policy.name not in COMPILED:
         return f"policy '{policy.name}' has no compiled version"
     parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
@@ -389,8 +396,10 @@ def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
 
     run = point.scenario.run
     recorder = Recorder(simpy.Environment(), point.scenario.system.servers, run.warmup_jobs, run.jobs)
-    recorder.window = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist()),
-                       (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist())]
+    # The kernel loses no message: the window's lost counts are zeros.
+    none_lost = [0] * window.shape[1]
+    recorder.window = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist() + none_lost),
+                       (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist() + none_lost)]
     recorder.finished = int(iv[S.I_FINISHED])
     recorder.blocked = int(iv[S.I_BLOCKED])
     recorder.waited = int(iv[S.I_WAITED])

@@ -6,6 +6,7 @@ messages and are counted apart.
 
 from __future__ import annotations
 
+import sys
 from enum import IntEnum
 
 
@@ -20,3 +21,11 @@ class Kind(IntEnum):
 
 
 KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)
+
+NO_REPLY = sys.maxsize
+"""What a query's answer reads as when its reply did not come back in time (lost, or a down server).
+
+Larger than any queue length, so a policy that joins the shortest of the replies
+picks among those that came, and uniformly at random among all when none came; a
+policy that uses the values otherwise (JBT-d's threshold) tests for it.
+"""

@@ -24,10 +24,15 @@ METRICS: tuple[str, ...] = (
     "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job",
     *(f"messages_per_job_{kind}" for kind in KINDS),
-    "messages_per_server_time", "blocked_fraction", "sim_time", "wall_seconds",
+    *(f"delivered_per_job_{kind}" for kind in KINDS), *(f"lost_per_job_{kind}" for kind in KINDS),
+    "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
     *OCCUPANCY_METRICS,
 )
-"""The metric columns of runs.csv and summary.csv, in order."""
+"""The metric columns of runs.csv and summary.csv, in order.
+
+Every per-kind column comes from `KINDS`: a new message kind gets its sent,
+delivered and lost columns without more code.
+"""
 
 
 class QuantileSketch:
@@ -108,8 +113,9 @@ class QuantileSketch:
 class Recorder:
     """Counters, running sums and time-weighted areas of one replication.
 
-    The channel adds to ``counts`` (control messages by kind) and ``transfers``;
-    the servers call `enter`, `leave` and `block`; the arrival source calls
+    The channel adds to ``counts`` (control messages sent, by kind), ``lost``
+    (those lost, by kind) and ``transfers``; the servers call `enter`, `leave`,
+    `block` and `lose`; the arrival source calls
     `edge` and `exhausted`. ``done`` fires when every measured job has left (or was blocked)
     and the window is closed.
     """
@@ -121,13 +127,15 @@ class Recorder:
         self.jobs = jobs
         self.done = env.event()
         self.counts = [0] * len(KINDS)
+        self.lost = [0] * len(KINDS)  # of those sent, lost (in the network, or at a down server)
         self.transfers = 0
         self.in_system = 0  # jobs at servers, summed over servers
         self.last = 0.0
         self.area = 0.0  # time integral of in_system
-        self.window: list[tuple[float, float, list[int]]] = []  # (time, area, counts) at open/close
+        self.window: list[tuple[float, float, list[int]]] = []  # (time, area, counts + lost) at open/close
         self.finished = 0  # measured jobs that left or were blocked
         self.blocked = 0
+        self.lost_jobs = 0  # measured jobs lost at a failing server
         self.sum_response = 0.0
         self.sum_wait = 0.0
         self.waited = 0
@@ -145,7 +153,7 @@ class Recorder:
         now = self.env.now
         self.area += self.in_system * (now - self.last)
         self.last = now
-        self.window.append((now, self.area, list(self.counts)))
+        self.window.append((now, self.area, self.counts + self.lost))
         if self.occupancy is not None:
             self.occupancy.edge(now)
         self._check_done()
@@ -183,6 +191,19 @@ class Recorder:
             if self.finished == self.jobs:
                 self._check_done()
 
+    def lose(self, job: Any, present: bool) -> None:
+        """``job`` is lost at a failing server; ``present``: it was there (counted by `enter`)."""
+        if present:
+            now = self.env._now
+            self.area += self.in_system * (now - self.last)
+            self.last = now
+            self.in_system -= 1
+        if job.measured:
+            self.lost_jobs += 1
+            self.finished += 1
+            if self.finished == self.jobs:
+                self._check_done()
+
     def _check_done(self) -> None:
         if self.finished == self.jobs and len(self.window) == 2 and not self.done.triggered:
             self.done.succeed()
@@ -192,9 +213,14 @@ class Recorder:
         """The metric columns (docs/results.md) for this replication."""
         (t0, area0, counts0), (t1, area1, counts1) = self.window
         span = t1 - t0
-        served = self.finished - self.blocked
-        messages = [b - a for a, b in zip(counts0, counts1, strict=True)]
+        served = self.finished - self.blocked - self.lost_jobs
+        k = len(KINDS)
+        both = [b - a for a, b in zip(counts0, counts1, strict=True)]
+        messages, lost = both[:k], both[k:]
         per_job = {f"messages_per_job_{kind}": n / self.jobs for kind, n in zip(KINDS, messages, strict=True)}
+        delivered = {f"delivered_per_job_{kind}": (n - m) / self.jobs
+                     for kind, n, m in zip(KINDS, messages, lost, strict=True)}
+        lost_per_job = {f"lost_per_job_{kind}": m / self.jobs for kind, m in zip(KINDS, lost, strict=True)}
         nan = math.nan
         return {
             "jobs": self.jobs,
@@ -207,8 +233,11 @@ class Recorder:
             "mean_queue_length": (area1 - area0) / span / self.servers if span > 0 else nan,
             "messages_per_job": sum(messages) / self.jobs,
             **per_job,
+            **delivered,
+            **lost_per_job,
             "messages_per_server_time": sum(messages) / (self.servers * span) if span > 0 else nan,
             "blocked_fraction": self.blocked / self.jobs,
+            "lost_fraction": self.lost_jobs / self.jobs,
             "sim_time": span,
             **(self.occupancy.metrics() if self.occupancy is not None
                else dict.fromkeys(OCCUPANCY_METRICS, nan)),

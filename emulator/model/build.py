@@ -25,6 +25,7 @@ from ..workload.streams import Uniforms, generator
 from . import slotted
 from .channels import Channel
 from .dispatcher import Dispatcher
+from .failures import FailingFifoServer
 from .job import Job
 from .server import SERVERS, Server
 
@@ -65,19 +66,30 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     system, workload = scenario.system, scenario.workload
     env = simpy.Environment()
     recorder = Recorder(env, system.servers, scenario.run.warmup_jobs, scenario.run.jobs)
-    latency = scenario.network.latency
+    network = scenario.network
+    latency = network.latency
     slot = system.slot or SlotConfig()
+    # No loss, no draw: the loss stream exists only when messages can be lost.
+    draws = Uniforms(generator(seed, "loss")).random if network.loss > 0 else None
     channel: Channel
     if system.time == "slotted" and slot.pull_delay:
-        channel = slotted.SlotChannel(env, recorder, slot.pull_delay)
+        channel = slotted.SlotChannel(env, recorder, slot.pull_delay)  # no loss: refused in slotted time
     else:
         channel = Channel(env, recorder, None if latency.mean == 0
-                          else latency.law().sampler(generator(seed, "network")))
+                          else latency.law().sampler(generator(seed, "network")),
+                          network.loss, draws, network.timeout, system.failures is not None)
     speeds, rate = draw_speeds(point, policy, seed)
     busy: set[int] = set()  # slotted time: the ids of servers with jobs, shared with the slot clock
     servers: list[Server]
     if system.time == "slotted":
         servers = [slotted.SlottedServer(env, i, speed, system.capacity, recorder, busy)
+                   for i, speed in enumerate(speeds)]
+    elif system.failures is not None:  # FIFO in continuous time: the schema refuses the rest
+        failures = system.failures
+        servers = [FailingFifoServer(env, i, speed, system.capacity, recorder,
+                                     failures.up.law().sampler(generator(seed, f"up.{i}")),
+                                     failures.down.law().sampler(generator(seed, f"down.{i}")),
+                                     failures.on_down == "lose")
                    for i, speed in enumerate(speeds)]
     else:
         server_class = SERVERS[system.discipline]

@@ -1,10 +1,19 @@
-"""Transport between dispatchers and servers: latency and counting, nothing else.
+"""Transport between dispatchers and servers: latency, loss and counting, nothing else.
 
 One `Channel` carries every control message and job transfer of a model. It
 counts each control message by kind when it is sent, and delivers it by calling
 the receiver's handler: at once when the latency is zero (no event is
 scheduled, which is what keeps the default path fast), else after a latency
 drawn per message, as one scheduled SimPy event per message.
+
+Faults (docs/faults.md) live here too, so that every policy's messages get them
+without code of its own. With ``network.loss`` p, each control message is lost
+with probability p: the n-th message sent draws the n-th uniform of the ``loss``
+stream, whatever its kind, so policies sent the same messages lose the same
+ones. A message whose receiver is a down server is lost as well (checked when it
+arrives). A lost message is counted as sent and as lost, and is never delivered.
+`send` takes the receiver as the first argument after the handler: that is how
+it knows where a message goes. Job transfers are never lost.
 """
 
 from __future__ import annotations
@@ -15,7 +24,7 @@ from typing import Any, TypeVar
 import simpy
 from simpy.events import Timeout
 
-from ..measure.messages import Kind
+from ..measure.messages import NO_REPLY, Kind
 from ..measure.recorder import Recorder
 
 T = TypeVar("T")
@@ -26,39 +35,79 @@ QUERY, REPLY = Kind.QUERY, Kind.REPLY
 
 
 class Channel:
-    """Counting, delaying transport.
+    """Counting, delaying, losing transport.
 
     Parameters
     ----------
     env : simpy.Environment
     recorder : Recorder
-        Holds the counters (``counts`` by kind, ``transfers``).
+        Holds the counters (``counts`` and ``lost`` by kind, ``transfers``).
     latency : iterator of float or None
         Per-message latencies; None means messages arrive at once.
+    loss : float
+        Probability that a control message is lost.
+    draws : callable or None
+        The ``loss`` stream's next uniform; needed when ``loss`` > 0, never called otherwise.
+    timeout : float or None
+        How long `ask` waits for replies that may not come; needed with faults.
+    failures : bool
+        Whether servers can be down (then a message to a down server is lost).
     """
 
-    def __init__(self, env: simpy.Environment, recorder: Recorder,
-                 latency: Iterator[float] | None) -> None:
+    def __init__(self, env: simpy.Environment, recorder: Recorder, latency: Iterator[float] | None,
+                 loss: float = 0.0, draws: Callable[[], float] | None = None,
+                 timeout: float | None = None, failures: bool = False) -> None:
         self.env = env
         self.recorder = recorder
         self.counts = recorder.counts
+        self.lost = recorder.lost
         self.latency = latency
-        self.instant = latency is None
+        self.loss = loss
+        self.draws = draws
+        self.timeout = timeout
+        self.failures = failures
+        # Faults: a reply may never come, so nothing may shortcut the round trips.
+        self.faulty = loss > 0 or failures
+        self.instant = latency is None and not self.faulty
+        if self.faulty and type(self).send is Channel.send:
+            # The plain path stays as it was: not one test per message more.
+            self.send = self._send_faulty  # type: ignore[method-assign]
 
     def send(self, kind: Kind, deliver: Callable[..., Any], *args: Any) -> None:
-        """Send one control message: ``deliver(*args)`` runs at the receiver."""
+        """Send one control message: ``deliver(*args)`` runs at the receiver, ``args[0]``."""
         self.counts[kind] += 1
         if self.latency is None:
             deliver(*args)
         else:
             self._later(deliver, args)
 
+    def _send_faulty(self, kind: Kind, deliver: Callable[..., Any], *args: Any) -> None:
+        self._post(kind, args[0], deliver, args)
+
+    def _post(self, kind: Kind, receiver: Any, deliver: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        """Send with faults: lost in the network, or at a receiver that is down when it arrives."""
+        self.counts[kind] += 1
+        if self.loss > 0 and self.draws() < self.loss:  # type: ignore[misc]
+            self.lost[kind] += 1
+            return
+
+        def arrive(*args: Any) -> None:
+            if getattr(receiver, "up", True):
+                deliver(*args)
+            else:
+                self.lost[kind] += 1
+
+        if self.latency is None:
+            arrive(*args)
+        else:
+            self._later(arrive, args)
+
     def count_round_trips(self, n: int) -> None:
         """Count ``n`` instant queries and their ``n`` replies whose effect the caller applies itself.
 
         Only for the zero-latency shortcuts (JSQ's incremental argmin, SQ(d) reading
         the sampled lengths), where delivering the messages one by one would change
-        nothing but the cost.
+        nothing but the cost; never with faults (``instant`` is false then).
         """
         counts = self.counts
         counts[QUERY] += n
@@ -86,12 +135,18 @@ class Channel:
 
         One ``query`` and one ``reply`` per target. Each target answers when the
         query reaches it, with ``answer(target)`` at that moment; the answers
-        come back in the order of ``targets``.
+        come back in the order of ``targets``. With faults, ``then`` runs once
+        all replies are in or ``timeout`` after the queries went out, whichever
+        comes first; a reply that has not come by then reads `NO_REPLY`, and a
+        later one is ignored.
         """
         n = len(targets)
-        if self.latency is None:
+        if self.instant:
             self.count_round_trips(n)
             then(list(map(answer, targets)))
+            return
+        if self.faulty:
+            self._ask_faulty(targets, answer, then)
             return
         replies: list[int] = [0] * n
         missing = [n]
@@ -107,6 +162,33 @@ class Channel:
 
         for i, target in enumerate(targets):
             self.send(QUERY, on_query, i, target)
+
+    def _ask_faulty(self, targets: Sequence[T], answer: Callable[[T], int],
+                    then: Callable[[list[int]], None]) -> None:
+        replies = [NO_REPLY] * len(targets)
+        missing = [len(targets)]  # replies still to come; -1 once decided
+
+        def decide(_event: Any = None) -> None:
+            if missing[0] >= 0:
+                missing[0] = -1
+                then(replies)
+
+        def on_reply(i: int, value: int) -> None:
+            if missing[0] > 0:
+                replies[i] = value
+                missing[0] -= 1
+                if missing[0] == 0:
+                    decide()
+
+        def on_query(i: int, target: T) -> None:
+            self._post(REPLY, None, on_reply, (i, answer(target)))
+
+        for i, target in enumerate(targets):
+            self._post(QUERY, target, on_query, (i, target))
+        if missing[0] == 0:  # no targets
+            decide()
+        elif missing[0] > 0:
+            Timeout(self.env, self.timeout).callbacks.append(decide)  # type: ignore[arg-type]
 
     def _later(self, deliver: Callable[..., Any], args: tuple[Any, ...]) -> None:
         event = Timeout(self.env, next(self.latency))  # type: ignore[arg-type]

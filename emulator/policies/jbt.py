@@ -8,7 +8,7 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-from ..measure.messages import Kind
+from ..measure.messages import NO_REPLY, Kind
 from .base import IntOrExpr, ListPolicy, PolicyConfig, queue_length
 from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
@@ -188,6 +188,8 @@ class JBTPolicy(ListPolicy):
 
             def broadcast(lengths: list[int]) -> None:
                 r = min(lengths)
+                if r == NO_REPLY:  # no reply came back in time: the threshold stays as it is
+                    return
                 if self.reset:
                     # Dispatcher 0 clears its own list; every other one clears its list when
                     # the update reaches it, as a threshold message of its own.

@@ -169,9 +169,13 @@ class SystemConfig(Strict):
     time: Literal["continuous", "slotted"] = Field(
         "continuous", description="slotted: arrivals and service in whole time slots (docs/slotted.md)")
     slot: SlotConfig | None = Field(None, description="slotted time: options of the slot semantics")
+    failures: FailuresConfig | None = Field(None, description="servers that fail and recover (docs/faults.md)")
 
     @model_validator(mode="after")
     def _system(self) -> SystemConfig:
+        if self.failures is not None and (self.time != "continuous" or self.discipline != "fifo"):
+            raise _shape_error("failures", "expected FIFO servers in continuous time (discipline: fifo, "
+                                           "time: continuous)", f"{self.discipline}, {self.time}")
         if self.slot is not None and self.time != "slotted":
             raise _shape_error("slot", "expected only with system.time: slotted", self.time)
         shares = self.dispatcher_shares
@@ -206,6 +210,24 @@ class WorkloadConfig(Strict):
 
 class NetworkConfig(Strict):
     latency: LatencyConfig = LatencyConfig()
+    loss: float = Field(0.0, ge=0, lt=1, allow_inf_nan=False,
+                        description="probability that a control message is lost, each independently "
+                                    "(docs/faults.md); job transfers are never lost")
+    timeout: float | None = Field(
+        None, ge=0, allow_inf_nan=False,
+        description="how long a dispatcher waits for the replies to its queries before deciding on those "
+                    "it has (at random if none came); required with loss > 0 or failures")
+
+
+class FailuresConfig(Strict):
+    """Servers that fail: each alternates up and down periods from its own stream (docs/faults.md)."""
+
+    up: LawConfig = Field(description="law of the up periods (exponential: breakdowns independent of the state)")
+    down: LawConfig = Field(description="law of the down (repair) periods")
+    on_down: Literal["hold", "lose"] = Field(
+        "hold", description="hold: a down server keeps its jobs and resumes the one in service where it "
+                            "stopped; lose: the jobs it holds when it fails, and those sent to it while down, "
+                            "are lost (lost_fraction)")
 
 
 class RunConfig(Strict):
@@ -283,6 +305,20 @@ class ScenarioSchema(Strict):
             raise ValueError(f"expected a folder name of at most {MAX_NAME} characters (the file systems' "
                              f"limit), got {len(value)}: {show(value)}")
         return value
+
+    @model_validator(mode="after")
+    def _timeout(self) -> ScenarioSchema:
+        # Without loss or failures every reply comes back, so no dispatcher ever needs a timeout.
+        network = self.network
+        if network.loss > 0 and self.system.time == "slotted":
+            # Slot decisions batch the slot's arrivals: a query waiting out a timeout would straddle slots.
+            raise _shape_error("network.loss", "expected 0 with system.time: slotted (lost messages run in "
+                                               "continuous time)", network.loss)
+        if network.timeout is None and (network.loss > 0 or self.system.failures is not None):
+            why = f"network.loss = {network.loss:g}" if network.loss > 0 else "system.failures"
+            raise _shape_error("network.timeout", f"expected a time >= 0 with {why} (replies can fail to "
+                                                  "come back), got nothing", None)
+        return self
 
     @model_validator(mode="after")
     def _swept_once(self) -> ScenarioSchema:
