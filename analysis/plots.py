@@ -614,8 +614,8 @@ def plot_messages_by_kind(results: Any, ax: Axes | None = None) -> Figure:
                       edgecolor="white", linewidth=0.6)
             bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
         for i, total in enumerate(totals):
-            panel.text(i, max(bottom[i], 0.0) + 0.02, f"{total:.3g}", ha="center", va="bottom",
-                       fontsize="x-small")
+            panel.text(i, max(bottom[i], 0.0) + 0.02, f"{total:.3g}" if total < 1000 else f"{total:.0f}",
+                       ha="center", va="bottom", fontsize="x-small")
         panel.set_ylim(0, 1.12)
         panel.set_yticks([0, 0.25, 0.5, 0.75, 1.0], ["0", "¼", "½", "¾", "1"])
         panel.set_xticks(range(len(present)), present, rotation=40, ha="right", fontsize="small")

@@ -96,9 +96,9 @@ def _runtime(folder: Path) -> str:
 
 DPI = 150
 """Resolution of the report's figures: sharp at the page's width."""
-PX_PER_INCH = 84
+PX_PER_INCH = 72
 """A figure is never shown narrower than this many CSS pixels per inch of its width (its 10 pt labels
-stay above 11 px); a wider one scrolls sideways."""
+stay at 10 px or more); a wider one scrolls sideways."""
 
 
 def _figure(path: Path) -> str:

@@ -139,6 +139,9 @@ def test_report_is_one_self_contained_page(folder: Path, report: str) -> None:
     assert f"over {len(runs)} tasks" in page
     assert figure_names(page) == FIGURES
     assert page.count('<img src="data:image/png;base64,') == len(FIGURES)
+    contents = page.split('<nav class="toc">', 1)[1].split("</nav>", 1)[0]
+    for anchor in ["guide", "table-0", "figures", "scenario", *(name.removesuffix(".png") for name in FIGURES)]:
+        assert f'href="#{anchor}"' in contents and f'id="{anchor}"' in page, anchor
 
 
 @pytest.mark.slow
