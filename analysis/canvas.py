@@ -151,10 +151,10 @@ def panel_title(keys: Sequence[str], values: Sequence[Any]) -> str:
     >>> panel_title(["workload.load", "policies.2.period", "workload.service.kind"], [0.9, 50, "erlang"])
     'load = 0.9, T = 50, service = erlang'
     """
-    return ", ".join(f"{_name(k)} = {value_label(v)}" for k, v in zip(keys, values, strict=True))
+    return ", ".join(f"{key_name(k)} = {value_label(v)}" for k, v in zip(keys, values, strict=True))
 
 
-def _name(key: str) -> str:
+def key_name(key: str) -> str:
     """A swept key's name in titles: `NAMES`, a law's owner for its kind (``service``), else its `short_name`."""
     short = short_name(key)
     if short in ("service.kind", "arrivals.kind", "latency.kind"):

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -152,7 +152,9 @@ def layout(summary: pd.DataFrame) -> Layout:
         # A key that a zip group ties to x, or to a panel key already chosen, adds no panel.
         if c != x and not any(determines(summary, key, c) for key in (x, *panels)):
             panels.append(c)
-    label = AXIS_LABELS.get(x, short_name(x))
+    label = AXIS_LABELS.get(x, canvas.key_name(x))
+    if x.endswith(".period"):
+        label = "JBT-d period T"
     if x == "load" and "discipline" in summary and (summary["discipline"] == "pool").all():
         label = "load λ (arrival rate per pool)"
     return Layout(x, x in numeric, panels, policies, label)
@@ -283,7 +285,10 @@ def _prepare(results: Any) -> _Plot:
     summary = summary.reset_index(drop=True)
     source = Source(summary, source.scenario, source.occupancy, source.response_cdf)
     plan = layout(summary)
-    return _Plot(source, plan, style_of(summary), canvas.time_unit(summary, source.scenario))
+    unit = canvas.time_unit(summary, source.scenario)
+    if plan.x_label == "JBT-d period T":  # a time: in its unit
+        plan = replace(plan, x_label=f"JBT-d period T ({unit})")
+    return _Plot(source, plan, style_of(summary), unit)
 
 
 # -- the figures --------------------------------------------------------------------

@@ -203,8 +203,9 @@ def test_every_figure_from_python_writes_no_file(continuous: emulator.Results, s
         fig = slotted_pools.plot(name)
         assert isinstance(fig, Figure) and visible(fig), name
         assert "95% CI" not in fig.get_suptitle(), name  # one replication: no interval
-    assert [ax.get_title() for ax in visible(slotted_pools.plot("messages_vs_period"))] == [
-        "load = 0.9", "load = 1.5"]
+    period = visible(slotted_pools.plot("messages_vs_period"))
+    assert [ax.get_title() for ax in period] == ["load = 0.9", "load = 1.5"]
+    assert period[0].get_xlabel() == "JBT-d period T (mean service times)"
     assert list(tmp_path.iterdir()) == []  # nothing written, here or (by the figures' paths) anywhere
 
 
