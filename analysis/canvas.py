@@ -1,9 +1,12 @@
 """The frame every figure of a results folder is drawn in: panels, legend, title, PNG and SVG files.
 
-`figure` lays out a grid of panels, `pick` chooses which of many sweep
-points get one, `legend` gathers the panels' entries into one legend beside
-them, `title` names what is drawn and the folder's fixed facts (scenario, N,
-load, replications), and `save` writes the PNG and its SVG twin.
+`figure` lays out a grid of panels (or takes the caller's ``ax`` for a
+one-panel figure), `pick` chooses which of many sweep points get one, `legend`
+gathers the panels' entries into one legend beside them, `title` names what is
+drawn and the folder's fixed facts (scenario, N, load, slotted time,
+replications), `time_unit`, `ci_note` and `panel_title` give every figure the
+same words, `styled` the same seaborn style, and `save` writes the PNG and its
+SVG twin.
 
 Only matplotlib's object interface is used (no ``pyplot``), so the global
 backend is left alone and figures render with Agg; matplotlib is imported only
@@ -12,12 +15,15 @@ when a figure is made, which keeps ``import analysis.plots`` cheap.
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+import re
+import textwrap
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from .sweep import value_label
+from .sweep import short_name, value_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -28,15 +34,40 @@ DPI = 120
 """Resolution of the PNG files (and of the figure while it is laid out)."""
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def styled(draw: F) -> F:
+    """Draw in seaborn's "whitegrid" style at a print-sized scale, whatever the caller's rcParams."""
+
+    @functools.wraps(draw)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        import seaborn as sns
+
+        with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
+            return draw(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
 def figure(panels: int, ncols: int | None = None, width: float = 4.6, height: float = 3.6,
-           dpi: float = DPI) -> tuple[Figure, list[Axes]]:
+           dpi: float = DPI, ax: Axes | None = None, name: str = "figure") -> tuple[Figure, list[Axes]]:
     """A figure with ``panels`` panels in rows of ``ncols`` (default up to 3), and those panels' axes.
 
     Each panel is ``width`` by ``height`` inches, with room for the legend and
-    the title; the unused places of the last row are hidden.
+    the title; the unused places of the last row are hidden. With ``ax``, a
+    one-panel figure is drawn into the caller's axes instead (their figure is
+    returned); `emulator.ScenarioError` if the figure ``name`` has more panels.
     """
     from matplotlib.figure import Figure
 
+    if ax is not None:
+        if panels != 1:
+            from emulator.errors import ScenarioError
+
+            raise ScenarioError(f"ax: expected a one-panel figure, '{name}' has {panels} panels here "
+                                f"(leave ax out to get a figure of its own)")
+        return ax.figure, [ax]  # type: ignore[return-value]
     ncols = ncols or min(3, panels)
     nrows = math.ceil(panels / ncols)
     fig = Figure(figsize=(width * ncols + 1.6, height * nrows + 0.8), dpi=dpi, layout="constrained")
@@ -62,25 +93,84 @@ def pick(values: Sequence[Any], count: int) -> list[Any]:
     return list(dict.fromkeys(values[round(i * (len(values) - 1) / (count - 1))] for i in range(count)))
 
 
-def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] = (), **options: Any) -> None:
+def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] = (), ax: Axes | None = None,
+           **options: Any) -> None:
     """One legend to the right of the panels: every label of ``axes`` once, then the ``extra`` entries.
 
     ``options`` go to ``Figure.legend`` (e.g. ``title="policy"``); nothing is
-    drawn when there is no entry.
+    drawn when there is no entry. With ``ax`` (the caller's axes) the legend goes
+    just outside their right edge, so that it never covers data either.
     """
     seen: dict[str, Any] = {}
-    for ax in axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+    for panel in axes:
+        for handle, label in zip(*panel.get_legend_handles_labels(), strict=True):
             seen.setdefault(label, handle)
     handles, labels = list(seen.values()), list(seen)
     handles += [handle for handle, _ in extra]
     labels += [label for _, label in extra]
-    if handles:
+    if not handles:
+        return
+    if ax is not None:
+        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False,
+                  fontsize="small", **options)
+    else:
         fig.legend(handles, labels, loc="outside right center", frameon=False, **options)
 
 
-def title(fig: Figure, summary: pd.DataFrame, what: str) -> None:
-    """The figure's title: ``what``, and below it what the summary holds fixed (scenario, N, load, laws)."""
+def time_unit(summary: pd.DataFrame, scenario: Any = None) -> str:
+    """The unit of time axes: "slots" in slotted time, else "mean service times" (or "time units").
+
+    The unit is the mean service time when every point's service law has mean 1
+    (the ``service`` column reads ``kind(1...)``), as in every shipped scenario.
+    """
+    if scenario is not None and getattr(scenario.system, "time", "continuous") == "slotted":
+        return "slots"
+    if "service" in summary:
+        means = {m.group(1) if (m := re.match(r"\w+\(([^,)]+)", str(s))) else None for s in summary["service"]}
+        if means == {"1"}:
+            return "mean service times"
+    return "time units"
+
+
+def ci_note(summary: pd.DataFrame) -> str:
+    """" (95% CI)" when some point has two replications or more (there is an interval to draw), else ""."""
+    if "replications" in summary and summary["replications"].max() >= 2:
+        return " (95% CI)"
+    return ""
+
+
+NAMES = {"load": "load", "servers": "N", "period": "T", "capacity": "B", "dispatchers": "D"}
+"""Last part of a swept key -> its name in panel titles."""
+
+
+def panel_title(keys: Sequence[str], values: Sequence[Any]) -> str:
+    """``load = 0.9, N = 100``: a panel's swept values in the words every figure uses.
+
+    Examples
+    --------
+    >>> panel_title(["workload.load", "policies.2.period", "workload.service.kind"], [0.9, 50, "erlang"])
+    'load = 0.9, T = 50, service = erlang'
+    """
+    return ", ".join(f"{key_name(k)} = {value_label(v)}" for k, v in zip(keys, values, strict=True))
+
+
+def key_name(key: str) -> str:
+    """A swept key's name in titles: `NAMES`, a law's owner for its kind (``service``), else its `short_name`."""
+    short = short_name(key)
+    if short in ("service.kind", "arrivals.kind", "latency.kind"):
+        return short.split(".")[0]
+    return NAMES.get(key.rsplit(".", 1)[-1], short)
+
+
+def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, ax: Axes | None = None) -> None:
+    """The figure's title: ``what``, and below it what the summary holds fixed (scenario, N, load, laws).
+
+    Lines are wrapped to the figure's width, so that a narrow figure does not
+    clip its title. With ``ax`` (the caller's axes) nothing is drawn: the
+    figure is the caller's.
+    """
+    if ax is not None:
+        return
     parts = []
     if "scenario" in summary:
         parts.append(str(summary["scenario"].iloc[0]))
@@ -90,10 +180,14 @@ def title(fig: Figure, summary: pd.DataFrame, what: str) -> None:
     for column in ("arrivals", "service", "discipline"):
         if column in summary and summary[column].nunique() == 1:
             parts.append(str(summary[column].iloc[0]))
+    if time_unit(summary, scenario) == "slots":  # FIFO queues served in slots: "slotted" says which model
+        parts = [p for p in parts if p != "fifo"] + ["slotted"]
     if "replications" in summary:
         reps = summary["replications"].max()
         parts.append(f"{int(reps)} replication{'s' if reps != 1 else ''}")
-    fig.suptitle(f"{what}\n" + ", ".join(parts), fontsize="medium")
+    width = max(40, int(fig.get_figwidth() * 12.5))  # characters of a medium font per line
+    lines = [*textwrap.wrap(what, width), *textwrap.wrap(", ".join(parts), width)]
+    fig.suptitle("\n".join(lines), fontsize="medium")
 
 
 def save(fig: Figure, path: Path, dpi: float = DPI) -> Path:

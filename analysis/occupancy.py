@@ -16,8 +16,8 @@ import pandas as pd
 from . import theory
 
 
-def policies_of(folder: str | Path) -> dict[tuple[int, str], dict[str, Any]]:
-    """(point, policy label) -> what the theory needs, from the folder's ``scenario.yaml``.
+def policies_of(folder: Any) -> dict[tuple[int, str], dict[str, Any]]:
+    """(point, policy label) -> what the theory needs, from the folder's ``scenario.yaml`` (or a `Scenario`).
 
     Each value holds ``name``, ``params`` (resolved), ``load``, ``servers``,
     ``discipline``, ``capacity`` and ``exponential`` (Poisson arrivals, exp(1)
@@ -27,9 +27,8 @@ def policies_of(folder: str | Path) -> dict[tuple[int, str], dict[str, Any]]:
     from emulator.errors import ScenarioError
     from emulator.scenario.reading import load_scenario
 
-    path = Path(folder) / "scenario.yaml"
     try:
-        points = load_scenario(path).points()
+        points = (folder if hasattr(folder, "points") else load_scenario(Path(folder) / "scenario.yaml")).points()
     except (ScenarioError, OSError):
         return {}
     out = {}

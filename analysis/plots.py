@@ -1,61 +1,67 @@
 """Figures of a results summary's metrics: delay, messages, their trade-off, messages by kind.
 
-`plot_folder` is what ``lbemu plot DIR`` calls. Give it ``summary.csv`` as a
-frame and a folder, and it writes these PNG files there (each with an SVG twin):
+Each figure has a public function that takes `emulator.Results` or a results
+folder's path and returns a matplotlib ``Figure`` without writing a file; a
+figure with one panel draws into a given ``ax`` instead, in the manner of
+seaborn's axes-level functions. ``Results.plot(name)`` (`draw`) and ``lbemu
+plot DIR`` (`plot_folder`) call the same functions, listed by name in `FIGURES`:
 
-``response.png``
-    Mean response time against the swept variable, one line per policy, with the
-    95% confidence interval (``mean_response_ci95``) as error bars.
-``messages.png``
+`plot_response` (``response``)
+    Mean response time against the swept variable, one line per policy, with
+    the 95% confidence interval (``mean_response_ci95``) as error bars.
+`plot_messages` (``messages``)
     Control messages per job against the same variable. Any axis whose positive
     values span more than a factor of 10 (`WIDE`) is drawn on a log scale, or
-    symlog when some values are 0 (random and round robin send nothing).
-``tradeoff.png``
-    Mean response against messages per job: one marker style per policy, one
-    marker per sweep point, larger markers for larger values of the swept
-    variable.
-``messages_by_kind.png``
-    Messages per job split by kind (query, reply, idle, report, threshold),
-    stacked, one bar per policy, at up to four values of the swept
-    variable (first and last included). When one bar dwarfs the others (JSQ's
-    2N), the axis stops at 2.5 times the next one and the cut bar is labelled
-    with its total and an arrow.
-``blocking.png``
-    Only when some job was blocked (a ``capacity``): the blocked fraction against
-    the swept variable, like ``response.png``.
-``messages_vs_period.png``
+    symlog when some values are 0 (random and round robin send nothing); an
+    interval reaching 0 on a log axis is cut at the axis' bottom.
+`plot_tradeoff` (``tradeoff``)
+    Mean response against messages per job: one marker per policy and sweep
+    point, one panel per value of the swept variable (up to `TRADEOFF_PANELS`
+    values; beyond, one panel with the values written at the ends of each
+    policy's line).
+`plot_messages_by_kind` (``messages_by_kind``)
+    Each policy's messages per job split by kind (query, reply, idle, report,
+    threshold) as shares of its bar, its total written on top, at up to four
+    values of the swept variable (first and last included): JSQ's 2N and
+    JIQ's fraction of one message read alike.
+`plot_blocking` (``blocking``)
+    The blocked fraction against the swept variable, like ``response``; only
+    when some job was blocked (a ``capacity``).
+`plot_messages_vs_period` (``messages_vs_period``)
     Only when a JBT-d period is swept (a key such as ``policies.3.period``):
     messages per job against the period T, one line per policy, with the other
     swept keys as panels.
 
-It then adds the figures of the folder's other files, when the folder has them:
-the response-time tail of `analysis.response_tail` and the queue-length tails of
-`analysis.occupancy_plots`.
+The response-time tail is `analysis.response_tail.plot_response_tail`, and the
+queue-length tails `analysis.occupancy_plots`.
 
 The x variable is chosen from the swept keys (columns whose name contains a dot):
 a swept load, else the numeric swept key with the most values; a key such as
 ``workload.load`` or ``system.servers`` is plotted through its resolved column
 (``load``, ``servers``), so loads given as expressions in N still plot as
-numbers. Any other swept key that varies at a fixed x gives one panel per value.
+numbers. Any other swept key that varies at a fixed x gives one panel per value,
+titled as in ``load = 0.9, N = 100`` (`analysis.canvas.panel_title`).
 With a single point, or a non-numeric x, the line plots become bar charts.
+Time axes carry their unit: mean service times, or slots in slotted time.
 
-Every figure is drawn in the frame of `analysis.canvas` with the folder's
-style map (`analysis.style.policy_style`); seaborn supplies the style and palette
-and is imported only when plotting, which keeps ``import analysis.plots`` cheap.
+Every figure is drawn in the frame of `analysis.canvas` with one colour and
+marker per policy name across all folders (`analysis.style.policy_style`);
+seaborn supplies the style and is imported only when plotting, which keeps
+``import analysis.plots`` cheap.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import canvas
-from .response_tail import read_response_cdf, response_tail_figure
-from .style import Style, policy_style
-from .sweep import describe, determines, short_name, swept_keys, value_label, varying
+from .source import Source, source_of, with_files
+from .style import KIND_COLORS, Style, style_of
+from .sweep import determines, short_name, swept_keys, value_label, varying
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,8 +73,10 @@ RESOLVED = {"load": "load", "servers": "servers"}
 """Last part of a swept key -> the resolved numeric column that shows it."""
 
 AXIS_LABELS = {"load": "load (arrival rate / service capacity)", "servers": "servers N",
-               "mean_response": "mean response time", "messages_per_job": "messages per job",
+               "mean_response": "mean response time ({unit})", "messages_per_job": "messages per job",
                "blocked_fraction": "fraction of jobs blocked"}
+TRADEOFF_PANELS = 4
+"""Up to this many values of the x variable, the trade-off has one panel per value."""
 WIDE = 10.0
 """A positive range wider than this factor is drawn on a log scale."""
 
@@ -144,7 +152,9 @@ def layout(summary: pd.DataFrame) -> Layout:
         # A key that a zip group ties to x, or to a panel key already chosen, adds no panel.
         if c != x and not any(determines(summary, key, c) for key in (x, *panels)):
             panels.append(c)
-    label = AXIS_LABELS.get(x, short_name(x))
+    label = AXIS_LABELS.get(x, canvas.key_name(x))
+    if x.endswith(".period"):
+        label = "JBT-d period T"
     if x == "load" and "discipline" in summary and (summary["discipline"] == "pool").all():
         label = "load λ (arrival rate per pool)"
     return Layout(x, x in numeric, panels, policies, label)
@@ -161,39 +171,61 @@ def panel_groups(summary: pd.DataFrame, plan: Layout) -> list[tuple[str, pd.Data
     Returns
     -------
     list of (title, DataFrame)
-        Titles read ``key=value, key=value``, in order of first appearance (the
-        sweep order); a single untitled panel if there are no panel columns.
+        Titles read ``key = value, key = value`` (`analysis.canvas.panel_title`), in order of first
+        appearance (the sweep order); a single untitled panel if there are no panel columns.
     """
     if not plan.panels:
         return [("", summary)]
     groups = []
     for values, frame in summary.groupby(plan.panels, sort=False, dropna=False):
         values = values if isinstance(values, tuple) else (values,)
-        groups.append((describe(plan.panels, values), frame))
+        groups.append((canvas.panel_title(plan.panels, values), frame))
     return groups
 
 
 # -- axes ----------------------------------------------------------------------------
-def _scale(ax: Axes, values: Sequence[float], axis: str) -> None:
-    """Log scale when the positive values span more than `WIDE`; symlog if zeros too."""
+def _scale(ax: Axes, values: Sequence[float], axis: str) -> bool:
+    """Log scale when the positive values span more than `WIDE`; symlog if zeros too. True if log."""
     finite = [float(v) for v in values if v is not None and math.isfinite(float(v))]
     positive = [v for v in finite if v > 0]
     if len(positive) < 2 or max(positive) / min(positive) <= WIDE or any(v < 0 for v in finite):
-        return
+        return False
     from matplotlib.ticker import FuncFormatter
 
     setter = ax.set_xscale if axis == "x" else ax.set_yscale
-    if len(positive) == len(finite):
+    log = len(positive) == len(finite)
+    if log:
         setter("log")
     else:
         setter("symlog", linthresh=10 ** math.floor(math.log10(min(positive))), linscale=0.5)
     plain = FuncFormatter(lambda value, _: f"{value:g}")  # 0.1, 2, 300 rather than 3×10^2
     target = ax.xaxis if axis == "x" else ax.yaxis
     target.set_major_formatter(plain)
-    few = len(positive) == len(finite) and max(positive) / min(positive) < 100
+    few = log and max(positive) / min(positive) < 100
     # Less than two decades: label the minor ticks at 2, 3 and 5 times a power of ten too.
     target.set_minor_formatter(FuncFormatter(lambda value, _: f"{value:g}" if few and _mantissa(value) in (2, 3, 5)
                                              else ""))
+    return log
+
+
+def _log_limits(ax: Axes, frame: pd.DataFrame, metric: str, axis: str) -> None:
+    """On a log axis, limits from the values, and from the interval ends not far below them.
+
+    An interval whose lower end is at or near 0 (few replications, a wide
+    interval) is cut at the bottom of the axis, at half the smallest value,
+    instead of stretching the axis down towards 0.
+    """
+    import numpy as np
+
+    values = frame[metric].to_numpy(dtype=float)
+    half = frame[f"{metric}_ci95"].fillna(0.0).to_numpy(dtype=float) if f"{metric}_ci95" in frame else 0 * values
+    positive = values[np.isfinite(values) & (values > 0)]
+    high = (values + half)[np.isfinite(values + half)]
+    if not len(positive) or not len(high):
+        return
+    ends = (values - half)[np.isfinite(values - half) & (values - half > 0)]
+    lo = max(float(ends.min()) if len(ends) else 0.0, float(positive.min()) / 2) / 1.1
+    (ax.set_xlim if axis == "x" else ax.set_ylim)(lo, float(high.max()) * 1.15)
 
 
 def _mantissa(value: float) -> int | None:
@@ -216,6 +248,49 @@ def _ci(frame: pd.DataFrame, metric: str) -> Any:
     return np.vstack([np.minimum(half, np.maximum(values, 0.0)), half])
 
 
+def _label(metric: str, unit: str) -> str:
+    return AXIS_LABELS.get(metric, metric).format(unit=unit)
+
+
+# -- preparing a summary -------------------------------------------------------------
+@dataclass(frozen=True)
+class _Plot:
+    """A checked source with its layout, style map and time unit."""
+
+    source: Source
+    plan: Layout
+    style: Style
+    unit: str
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        return self.source.summary
+
+
+def _prepare(results: Any) -> _Plot:
+    """Check the summary of ``results`` (Results, Source or folder) and lay it out."""
+    from emulator.errors import ScenarioError
+    from emulator.experiment.output import expect_numbers
+
+    source = source_of(results)
+    summary = source.summary
+    needed = ("policy", "mean_response", "messages_per_job")
+    missing = [c for c in needed if c not in summary.columns]
+    if summary.empty or missing:
+        what = "rows" if summary.empty else f"column '{missing[0]}'"
+        raise ScenarioError(f"DIR: expected summary.csv with {what}, got none")
+    drawn = ["mean_response", "messages_per_job", "blocked_fraction", *(KIND_PREFIX + k for k in message_kinds(
+        summary, nonzero=False))]
+    expect_numbers(summary, [column for metric in drawn for column in (metric, f"{metric}_ci95")])
+    summary = summary.reset_index(drop=True)
+    source = Source(summary, source.scenario, source.occupancy, source.response_cdf)
+    plan = layout(summary)
+    unit = canvas.time_unit(summary, source.scenario)
+    if plan.x_label == "JBT-d period T":  # a time: in its unit
+        plan = replace(plan, x_label=f"JBT-d period T ({unit})")
+    return _Plot(source, plan, style_of(summary), unit)
+
+
 # -- the figures --------------------------------------------------------------------
 def _lines(ax: Axes, frame: pd.DataFrame, plan: Layout, style: Style, metric: str) -> None:
     assert plan.x is not None
@@ -227,7 +302,8 @@ def _lines(ax: Axes, frame: pd.DataFrame, plan: Layout, style: Style, metric: st
                     color=style.colors[policy], marker=style.markers[policy], markersize=5,
                     capsize=3, linewidth=1.4, elinewidth=1)
     _scale(ax, frame[plan.x].tolist(), "x")
-    _scale(ax, frame[metric].tolist(), "y")
+    if _scale(ax, frame[metric].tolist(), "y"):
+        _log_limits(ax, frame, metric, "y")
     ax.set_xlabel(plan.x_label)
 
 
@@ -257,7 +333,8 @@ def _bars(ax: Axes, frame: pd.DataFrame, plan: Layout, style: Style, metric: str
     else:
         ax.set_xticks(range(len(categories)), [value_label(c) for c in categories])
         ax.set_xlabel(plan.x_label)
-    _scale(ax, frame[metric].tolist(), "y")
+    if _scale(ax, frame[metric].tolist(), "y"):
+        _log_limits(ax, frame, metric, "y")
 
 
 def _columns(summary: pd.DataFrame, plan: Layout, panels: int) -> int:
@@ -272,17 +349,95 @@ def _columns(summary: pd.DataFrame, plan: Layout, panels: int) -> int:
     return min(3, panels)
 
 
-def _metric_figure(summary: pd.DataFrame, plan: Layout, style: Style, metric: str, what: str) -> Figure:
+def _metric_figure(p: _Plot, plan: Layout, metric: str, what: str, name: str, ax: Axes | None) -> Figure:
+    summary = p.summary
     groups = panel_groups(summary, plan)
-    fig, axes = canvas.figure(len(groups), _columns(summary, plan, len(groups)))
+    fig, axes = canvas.figure(len(groups), _columns(summary, plan, len(groups)), ax=ax, name=name)
     draw = _lines if plan.numeric else _bars
-    for ax, (title, frame) in zip(axes, groups, strict=True):
-        draw(ax, frame, plan, style, metric)
-        ax.set_title(title, fontsize="small")
-        ax.set_ylabel(AXIS_LABELS.get(metric, metric))
-    canvas.legend(fig, axes, title="policy")
-    canvas.title(fig, summary, what)
+    for panel, (title, frame) in zip(axes, groups, strict=True):
+        draw(panel, frame, plan, p.style, metric)
+        panel.set_title(title, fontsize="small")
+        panel.set_ylabel(_label(metric, p.unit))
+    canvas.legend(fig, axes, title="policy", ax=ax)
+    canvas.title(fig, summary, what + canvas.ci_note(summary), p.source.scenario, ax)
     return fig
+
+
+@canvas.styled
+def plot_response(results: Any, ax: Axes | None = None) -> Figure:
+    """Mean response time against the swept variable, one line per policy.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only) instead of a new figure.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+        The new figure, or the figure of ``ax``. Nothing is written to disk.
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If the summary lacks a needed column, or ``ax`` is given for a figure
+        with several panels.
+
+    See Also
+    --------
+    plot_messages, plot_tradeoff
+
+    Examples
+    --------
+    >>> import emulator
+    >>> results = emulator.run({"run": {"jobs": 500, "warmup_jobs": 50}, "replications": 2,
+    ...     "policies": [{"name": "jsq"}, {"name": "jiq"}], "sweep": {"workload.load": [0.5, 0.8]}}, workers=1)
+    >>> fig = plot_response(results)
+    >>> fig.axes[0].get_ylabel()
+    'mean response time (mean service times)'
+    """
+    p = _prepare(results)
+    return _metric_figure(p, p.plan, "mean_response", "Mean response time", "response", ax)
+
+
+@canvas.styled
+def plot_messages(results: Any, ax: Axes | None = None) -> Figure:
+    """Control messages per job against the swept variable, one line per policy.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    p = _prepare(results)
+    return _metric_figure(p, p.plan, "messages_per_job", "Control messages per job", "messages", ax)
+
+
+@canvas.styled
+def plot_blocking(results: Any, ax: Axes | None = None) -> Figure:
+    """The fraction of jobs blocked against the swept variable (servers or pools with a capacity).
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    p = _prepare(results)
+    return _metric_figure(p, p.plan, "blocked_fraction", "Fraction of jobs blocked", "blocking", ax)
 
 
 def period_key(summary: pd.DataFrame) -> str | None:
@@ -293,68 +448,108 @@ def period_key(summary: pd.DataFrame) -> str | None:
     return None
 
 
-def _period_figure(summary: pd.DataFrame, plan: Layout, style: Style) -> Figure:
-    """Messages per job against the swept JBT-d period T, with the other swept keys as panels."""
+@canvas.styled
+def plot_messages_vs_period(results: Any, ax: Axes | None = None) -> Figure:
+    """Messages per job against the swept JBT-d period T, with the other swept keys as panels.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder, with a swept ``policies.<i>.period``.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If no period is swept.
+    """
+    from emulator.errors import ScenarioError
+
+    p = _prepare(results)
+    summary, plan = p.summary, p.plan
     key = period_key(summary)
-    assert key is not None
+    if key is None:
+        raise ScenarioError("messages_vs_period: expected a swept JBT-d period (policies.<i>.period), got none")
     panels = [c for c in ([plan.x] if plan.x not in (None, key) else []) + plan.panels
               if c != key and not determines(summary, key, c)]
-    period = Layout(key, True, [str(c) for c in panels], plan.policies, "JBT-d period T")
-    return _metric_figure(summary, period, style, "messages_per_job",
-                          "Control messages per job against the threshold update period (95% CI)")
+    period = Layout(key, True, [str(c) for c in panels], plan.policies, f"JBT-d period T ({p.unit})")
+    return _metric_figure(p, period, "messages_per_job", "Control messages per job against the update period T",
+                          "messages_vs_period", ax)
 
 
-def _sizer(summary: pd.DataFrame, plan: Layout) -> Callable[[Any], float] | None:
-    """Marker size for a value of the x variable (log-spaced if its range is wide); None if no x."""
-    if not plan.numeric or plan.x is None:
-        return None
-    lo, hi = float(summary[plan.x].min()), float(summary[plan.x].max())
-    scale: Callable[[float], float] = math.log if lo > 0 and hi / lo > WIDE else float
-
-    def size(value: Any) -> float:
-        return 5.0 + 8.0 * (scale(float(value)) - scale(lo)) / (scale(hi) - scale(lo))
-
-    return size
+def _tradeoff_panels(p: _Plot) -> list[tuple[str, pd.DataFrame, Any]]:
+    """(title, frame, x value or None) per trade-off panel: one per x value when there are few."""
+    groups = panel_groups(p.summary, p.plan)
+    x = p.plan.x
+    if x is None or p.summary[x].nunique() > TRADEOFF_PANELS:
+        return [(title, frame, None) for title, frame in groups]
+    values = sorted(p.summary[x].unique(), key=_sort_key)
+    return [(", ".join(t for t in (title, canvas.panel_title([x], [v])) if t), frame[frame[x] == v], v)
+            for title, frame in groups for v in values if (frame[x] == v).any()]
 
 
-def _tradeoff_figure(summary: pd.DataFrame, plan: Layout, style: Style) -> Figure:
-    from matplotlib.lines import Line2D
+@canvas.styled
+def plot_tradeoff(results: Any, ax: Axes | None = None) -> Figure:
+    """Mean response time against control messages per job: what each policy pays for its delay.
 
-    groups = panel_groups(summary, plan)
-    fig, axes = canvas.figure(len(groups), _columns(summary, plan, len(groups)))
-    sizes = _sizer(summary, plan)
-    for ax, (title, frame) in zip(axes, groups, strict=True):
+    One marker per policy, in one panel per value of the swept variable when it
+    has at most `TRADEOFF_PANELS` values (each titled ``load = 0.9``); with more,
+    one panel in which each policy's points are joined in sweep order and its
+    first and last points are labelled with their value. Markers are
+    half-transparent with a dark edge, so a point under another still shows.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only: a single sweep point, or
+        one panel with many).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    p = _prepare(results)
+    plan, style = p.plan, p.style
+    panels = _tradeoff_panels(p)
+    ncols = min(len(panels), TRADEOFF_PANELS) if panels[0][2] is not None else _columns(p.summary, plan, len(panels))
+    fig, axes = canvas.figure(len(panels), ncols, width=3.8, height=3.4, ax=ax, name="tradeoff")
+    for panel, (title, frame, value) in zip(axes, panels, strict=True):
         for policy in plan.policies:
             rows = frame[frame["policy"].astype(str) == policy]
             if rows.empty:
                 continue
-            if plan.numeric:
+            colour = style.colors[policy]
+            if value is None and plan.numeric and len(rows) > 1:
                 rows = rows.sort_values(plan.x)
-                ax.plot(rows["messages_per_job"], rows["mean_response"], color=style.colors[policy],
-                        linewidth=0.8, alpha=0.5)
-            ax.errorbar(rows["messages_per_job"], rows["mean_response"],
-                        xerr=_ci(rows, "messages_per_job"), yerr=_ci(rows, "mean_response"),
-                        fmt="none", ecolor=style.colors[policy], elinewidth=0.8, alpha=0.7)
-            for i, (_, row) in enumerate(rows.iterrows()):
-                ax.plot([row["messages_per_job"]], [row["mean_response"]], linestyle="none",
-                        marker=style.markers[policy], color=style.colors[policy],
-                        markeredgecolor="black", markeredgewidth=0.4,
-                        markersize=7 if sizes is None else sizes(row[plan.x]),
-                        label=policy if i == 0 else None)
-        _scale(ax, frame["messages_per_job"].tolist(), "x")
-        _scale(ax, frame["mean_response"].tolist(), "y")
-        ax.set_title(title, fontsize="small")
-        ax.set_xlabel("messages per job")
-        ax.set_ylabel("mean response time")
-    extra: list[tuple[Any, str]] = []
-    if sizes is not None and plan.x is not None:
-        values = sorted(summary[plan.x].unique())
-        shown = dict.fromkeys([values[0], values[len(values) // 2], values[-1]])
-        extra.append((Line2D([], [], linestyle="none"), f"\nmarker size: {short_name(plan.x)}"))
-        extra += [(Line2D([], [], linestyle="none", marker="o", color="grey", markersize=sizes(v)),
-                   value_label(v)) for v in shown]
-    canvas.legend(fig, axes, extra, title="policy")
-    canvas.title(fig, summary, "Delay against control messages per job")
+                panel.plot(rows["messages_per_job"], rows["mean_response"], color=colour, linewidth=0.8, alpha=0.6)
+                for end, align in ((rows.iloc[0], "right"), (rows.iloc[-1], "left")):
+                    panel.annotate(value_label(end[plan.x]), (end["messages_per_job"], end["mean_response"]),
+                                   xytext=(-6 if align == "right" else 6, 4), textcoords="offset points",
+                                   ha=align, fontsize="x-small", color=colour)
+            panel.errorbar(rows["messages_per_job"], rows["mean_response"],
+                           xerr=_ci(rows, "messages_per_job"), yerr=_ci(rows, "mean_response"),
+                           fmt="none", ecolor=colour, elinewidth=0.8, alpha=0.8)
+            panel.plot(rows["messages_per_job"], rows["mean_response"], linestyle="none", label=policy,
+                       marker=style.markers[policy], markersize=8, color=colour, alpha=0.75,
+                       markeredgecolor="black", markeredgewidth=0.6)
+        _scale(panel, frame["messages_per_job"].tolist(), "x")
+        if _scale(panel, frame["mean_response"].tolist(), "y"):
+            _log_limits(panel, frame, "mean_response", "y")
+        panel.set_title(title, fontsize="small")
+        panel.set_xlabel("messages per job")
+        panel.set_ylabel(_label("mean_response", p.unit))
+    canvas.legend(fig, axes, title="policy", ax=ax)
+    what = "Delay against control messages per job" + canvas.ci_note(p.summary)
+    if panels[0][2] is None and plan.numeric and plan.x is not None:
+        what += f"; lines join the sweep over {short_name(plan.x)}"
+    canvas.title(fig, p.summary, what, p.source.scenario, ax)
     return fig
 
 
@@ -378,64 +573,160 @@ def message_kinds(summary: pd.DataFrame, nonzero: bool = True) -> list[str]:
     return kinds
 
 
-def _kinds_figure(summary: pd.DataFrame, plan: Layout) -> Figure:
-    import seaborn as sns
+@canvas.styled
+def plot_messages_by_kind(results: Any, ax: Axes | None = None) -> Figure:
+    """Each policy's control messages per job split by kind, as shares of its bar, the total on top.
 
+    Every bar has height 1 and is split into the kinds' fractions of its
+    messages, so JSQ's N queries and N replies read as halves whatever N, next
+    to JIQ's idle tokens; the total per job is written above each bar (0 for a
+    policy that sends nothing, which has no bar). One panel per sweep point, at
+    up to four values of the swept variable (first and last included).
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only: a single sweep point).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+    """
+    p = _prepare(results)
+    summary, plan = p.summary, p.plan
     groups = panel_groups(summary, plan)
-    rows = len(groups)
     xs = [None] if plan.x is None else sorted(summary[plan.x].unique(), key=_sort_key)
-    ncols = 4 if rows <= 6 else 2 if rows <= 12 else 1
+    ncols = 4 if len(groups) <= 6 else 2 if len(groups) <= 12 else 1
     chosen = canvas.pick(xs, ncols)
     panels = [(title, frame, x) for title, frame in groups for x in chosen]
-    fig, axes = canvas.figure(len(panels), ncols=len(chosen), width=max(3.2, 0.55 * len(plan.policies) + 1.0))
+    fig, axes = canvas.figure(len(panels), ncols=len(chosen), width=max(3.2, 0.5 * len(plan.policies) + 1.0),
+                              ax=ax, name="messages_by_kind")
     kinds = message_kinds(summary) or message_kinds(summary, nonzero=False)[:1]
-    colors = dict(zip(kinds, sns.color_palette("Set2", len(kinds)), strict=True))
-    for ax, (title, frame, x) in zip(axes, panels, strict=True):
+    fallback = iter(["#949494", "#ca9161", "#fbafe4", "#3c3c3c"] * len(kinds))
+    colors = {kind: KIND_COLORS.get(kind) or next(fallback) for kind in kinds}
+    for panel, (title, frame, x) in zip(axes, panels, strict=True):
         rows_x = frame if x is None else frame[frame[plan.x] == x]
-        present = [p for p in plan.policies if (rows_x["policy"].astype(str) == p).any()]
+        present = [q for q in plan.policies if (rows_x["policy"].astype(str) == q).any()]
+        parts = {kind: [float(rows_x.loc[rows_x["policy"].astype(str) == q, KIND_PREFIX + kind].fillna(0).iloc[0])
+                        for q in present] for kind in kinds}
+        totals = [float(rows_x.loc[rows_x["policy"].astype(str) == q, "messages_per_job"].iloc[0]) for q in present]
         bottom = [0.0] * len(present)
         for kind in kinds:
-            heights = [float(rows_x.loc[rows_x["policy"].astype(str) == p, KIND_PREFIX + kind].iloc[0])
-                       for p in present]
-            ax.bar(range(len(present)), heights, bottom=bottom, color=colors[kind], label=kind,
-                   edgecolor="white", linewidth=0.5)
-            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
-        top = _bar_top(bottom)
-        for i, total in enumerate(bottom):
-            clipped = total > top
-            ax.text(i, min(total, top) + 0.01 * top, f"{total:.3g}" + (" ↑" if clipped else ""),
-                    ha="center", va="bottom", fontsize="x-small", fontweight="bold" if clipped else None,
-                    bbox={"facecolor": "white", "edgecolor": "none", "pad": 1} if clipped else None)
-        ax.set_ylim(0, top * 1.12)
-        ax.set_xticks(range(len(present)), present, rotation=40, ha="right", fontsize="small")
-        label = "" if x is None else f"{plan.x_label.split(' (')[0]}={value_label(x)}"
-        ax.set_title("\n".join(t for t in (title, label) if t), fontsize="small")
-        ax.set_ylabel("messages per job")
-    canvas.legend(fig, axes, title="kind")
-    canvas.title(fig, summary, "Control messages per job by kind")
+            shares = [part / total if total > 0 else 0.0 for part, total in zip(parts[kind], totals, strict=True)]
+            panel.bar(range(len(present)), shares, bottom=bottom, color=colors[kind], label=kind,
+                      edgecolor="white", linewidth=0.6)
+            bottom = [b + s for b, s in zip(bottom, shares, strict=True)]
+        for i, total in enumerate(totals):
+            panel.text(i, max(bottom[i], 0.0) + 0.02, f"{total:.3g}" if total < 1000 else f"{total:.0f}",
+                       ha="center", va="bottom", fontsize="x-small")
+        panel.set_ylim(0, 1.12)
+        panel.set_yticks([0, 0.25, 0.5, 0.75, 1.0], ["0", "¼", "½", "¾", "1"])
+        panel.set_xticks(range(len(present)), present, rotation=40, ha="right", fontsize="small")
+        label = "" if x is None or plan.x is None else canvas.panel_title([plan.x], [x])
+        panel.set_title(", ".join(t for t in (title, label) if t), fontsize="small")
+        panel.set_ylabel("share of the messages")
+        panel.grid(axis="x", visible=False)
+    canvas.legend(fig, axes, title="kind", ax=ax)
+    canvas.title(fig, summary, "Control messages by kind: shares of each policy's messages, total per job on top",
+                 p.source.scenario, ax)
     return fig
-
-
-def _bar_top(totals: Sequence[float]) -> float:
-    """Top of the y axis: the largest total, or 2.5 times the next one if the largest dwarfs it.
-
-    A bar cut this way carries its total and an arrow, so JSQ's 2N messages do
-    not flatten the bars of the cheap policies.
-    """
-    ranked = sorted((t for t in totals if t > 0), reverse=True)
-    if not ranked:
-        return 1.0
-    if len(ranked) >= 2 and ranked[0] > 4 * ranked[1]:
-        return 2.5 * ranked[1]
-    return ranked[0]
 
 
 def _sort_key(value: Any) -> tuple[int, Any]:
     return (0, value) if isinstance(value, (int, float)) else (1, str(value))
 
 
+# -- every figure, by name ------------------------------------------------------------------
+FIGURES = ("response", "messages", "tradeoff", "messages_by_kind", "blocking", "response_tail",
+           "messages_vs_period", "occupancy", "halfin_whitt")
+"""Every figure lbemu draws, by name, in the order ``lbemu plot`` writes them (see `figure_function`)."""
+
+
+def figure_function(name: str) -> Callable[..., Figure]:
+    """The public function that draws the figure ``name`` of `FIGURES` (``plot_<name>``).
+
+    Examples
+    --------
+    >>> figure_function("tradeoff").__name__, figure_function("occupancy").__module__
+    ('plot_tradeoff', 'analysis.occupancy_plots')
+    """
+    from . import occupancy_plots, response_tail  # here, not above: they import pandas
+
+    module = {"response_tail": response_tail, "occupancy": occupancy_plots,
+              "halfin_whitt": occupancy_plots}.get(name)
+    function: Callable[..., Figure] = getattr(module, f"plot_{name}") if module else globals()[f"plot_{name}"]
+    return function
+
+
+def available(results: Any) -> list[str]:
+    """The names of `FIGURES` that ``results`` (Results or a results folder) has the data for.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+
+    Returns
+    -------
+    list of str
+        ``response``, ``messages``, ``tradeoff`` and ``messages_by_kind`` always;
+        ``blocking`` when some job was blocked, ``response_tail`` with a
+        response-time histogram, ``messages_vs_period`` when a JBT-d period is
+        swept, ``occupancy`` with queue lengths and ``halfin_whitt`` for pools.
+    """
+    source = source_of(results)
+    summary = source.summary
+    names = ["response", "messages", "tradeoff", "messages_by_kind"]
+    if "blocked_fraction" in summary and summary["blocked_fraction"].fillna(0).gt(0).any():
+        names.append("blocking")
+    if source.response_cdf is not None:
+        names.append("response_tail")
+    if period_key(summary) is not None:
+        names.append("messages_vs_period")
+    if source.occupancy is not None:
+        from .occupancy_plots import has_pools
+
+        names.append("occupancy")
+        if has_pools(source):
+            names.append("halfin_whitt")
+    return names
+
+
+def draw(results: Any, name: str, ax: Axes | None = None) -> Figure:
+    """The figure ``name`` of ``results`` as a matplotlib ``Figure``, without writing a file.
+
+    ``Results.plot(name, ax)`` calls this.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+    name : str
+        One of `available` for these results.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (one-panel figures only).
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If ``name`` is not a figure of these results.
+    """
+    from emulator.errors import ScenarioError
+
+    source = source_of(results)
+    names = available(source)
+    if name not in names:
+        kind = "a figure these results have data for" if name in FIGURES else "a figure name"
+        raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'")
+    return figure_function(name)(source, ax=ax)
+
+
 # -- entry point ---------------------------------------------------------------------------
-def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) -> list[Path]:
+def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dpi: float = canvas.DPI) -> list[Path]:
     """Write the figures of a results summary as PNG and SVG files into a folder.
 
     Parameters
@@ -448,17 +739,13 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     source : Path, optional
         The results folder, for files beyond the summary (``response_cdf.csv``,
         ``occupancy.csv``, ``scenario.yaml``); default ``out``. Nothing is written there.
+    dpi : float
+        Resolution of the PNG files.
 
     Returns
     -------
     list of Path
-        ``response.png``, ``messages.png``, ``tradeoff.png`` and
-        ``messages_by_kind.png`` inside ``out``, then ``blocking.png`` if any
-        job was blocked (servers or pools with a capacity), then
-        ``response_tail.png`` when ``source`` holds ``response_cdf.csv``
-        (`analysis.response_tail`), ``messages_vs_period.png`` when a JBT-d period
-        is swept, and, when ``source`` holds ``occupancy.csv``, the figures of
-        `analysis.occupancy_plots`. Each PNG has an SVG twin beside it.
+        ``<name>.png`` inside ``out`` for each name of `available`, in that order. Each PNG has an SVG twin beside it.
 
     Raises
     ------
@@ -476,49 +763,9 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None) ->
     >>> [p.name for p in paths]
     ['response.png', 'messages.png', 'tradeoff.png', 'messages_by_kind.png']
     """
-    import seaborn as sns
-
-    from emulator.errors import ScenarioError
-    from emulator.experiment.output import expect_numbers
-
-    needed = ("policy", "mean_response", "messages_per_job")
-    missing = [c for c in needed if c not in summary.columns]
-    if summary.empty or missing:
-        what = "rows" if summary.empty else f"column '{missing[0]}'"
-        raise ScenarioError(f"DIR: expected summary.csv with {what}, got none")
-    drawn = ["mean_response", "messages_per_job", "blocked_fraction", *(KIND_PREFIX + k for k in message_kinds(
-        summary, nonzero=False))]
-    expect_numbers(summary, [column for metric in drawn for column in (metric, f"{metric}_ci95")])
-    summary = summary.reset_index(drop=True)
+    data = with_files(summary, source if source is not None else out)
+    _prepare(data)  # a bad summary is refused before the folder is touched
+    drawn = [(name, figure_function(name)(data)) for name in available(data)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    plan = layout(summary)
-    style = policy_style(plan.policies)
-    figures = {
-        "response.png": lambda: _metric_figure(summary, plan, style, "mean_response",
-                                               "Mean response time (95% CI)"),
-        "messages.png": lambda: _metric_figure(summary, plan, style, "messages_per_job",
-                                               "Control messages per job (95% CI)"),
-        "tradeoff.png": lambda: _tradeoff_figure(summary, plan, style),
-        "messages_by_kind.png": lambda: _kinds_figure(summary, plan),
-    }
-    if "blocked_fraction" in summary and summary["blocked_fraction"].fillna(0).gt(0).any():
-        figures["blocking.png"] = lambda: _metric_figure(summary, plan, style, "blocked_fraction",
-                                                         "Fraction of jobs blocked (95% CI)")
-    source = Path(source) if source is not None else out
-    cdf = read_response_cdf(source)
-    if cdf is not None:
-        figures["response_tail.png"] = lambda: response_tail_figure(cdf, style, summary)
-    if period_key(summary) is not None:
-        figures["messages_vs_period.png"] = lambda: _period_figure(summary, plan, style)
-    paths = []
-    with sns.axes_style("whitegrid"), sns.plotting_context("notebook", font_scale=0.9):
-        for name, make in figures.items():
-            paths.append(canvas.save(make(), out / name))
-    if (source / "occupancy.csv").is_file():  # the queue-length tails, and pools on the diffusion scale
-        from .occupancy_plots import plot_occupancy
-
-        paths += plot_occupancy(source, summary, out)
-    return paths
-
-
+    return [canvas.save(fig, out / f"{name}.png", dpi) for name, fig in drawn]

@@ -7,8 +7,9 @@ over the tasks of ``runs.csv``, and their number), the comparison tables of
 `analysis.plots.plot_folder`, drawn afresh into a temporary folder (the results
 folder is only read, so it may be read-only), plus any other PNG already in the
 folder, all embedded as base64 PNG, and a short guide to reading messages per
-job and confidence intervals. Styles are inline; nothing is fetched from the
-network.
+job and confidence intervals, after a table of contents. Figures take the page's
+width, but never shrink below `PX_PER_INCH` (a wide one scrolls instead).
+Styles are inline; nothing is fetched from the network.
 """
 
 from __future__ import annotations
@@ -17,13 +18,13 @@ import base64
 import html
 import tempfile
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 from emulator.errors import ScenarioError
 
 from .plots import plot_folder
+from .source import read_scenario
 from .tables import comparison_table
 
 GUIDE = """
@@ -58,7 +59,8 @@ table.pivot tr.theory, table.pivot tr.bound { color: #555; background: #fafafa; 
 table.pivot caption { caption-side: bottom; text-align: left; font-size: .9em; color: #444;
                       padding-top: .5em; max-width: 1100px; white-space: normal; }
 .scroll { overflow-x: auto; }
-figure { margin: 1.5em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figure { margin: 1.5em 0; } figure img { width: 100%; height: auto; border: 1px solid #eee; }
+nav.toc { background: #f6f8fa; padding: .5em 1.2em; display: inline-block; } nav.toc ul { margin: .3em 0; }
 figcaption { font-size: .9em; color: #444; }
 dl.facts dt { font-weight: bold; float: left; clear: left; width: 11em; } dl.facts dd { margin-left: 12em; }
 """
@@ -66,26 +68,14 @@ dl.facts dt { font-weight: bold; float: left; clear: left; width: 11em; } dl.fac
 FIGURE_NOTES = {
     "response": "Mean response time against the swept variable, 95% CI as error bars.",
     "messages": "Control messages per job against the swept variable.",
-    "tradeoff": "Delay against messages: lower left is better; marker size grows with the swept variable.",
-    "messages_by_kind": "Messages per job split by kind.",
+    "tradeoff": "Delay against messages, one panel per value of the swept variable: lower left is better.",
+    "messages_by_kind": "Each policy's messages split by kind as shares of its bar, the total per job on top.",
     "blocking": "Fraction of jobs blocked.",
     "response_tail": "Response-time tail P(response > t) on a log scale.",
     "messages_vs_period": "Messages per job against the JBT-d threshold update period T.",
     "occupancy": "Queue-length tail on a log scale against the mean-field curve.",
+    "halfin_whitt": "Pool occupancies on the diffusion scale, against JSQ's fluid point.",
 }
-
-
-def read_scenario(folder: str | Path) -> Any:
-    """The resolved scenario of a results folder, or None if it has none that loads."""
-    from emulator.scenario.reading import load_scenario
-
-    path = Path(folder) / "scenario.yaml"
-    if not path.is_file():
-        return None
-    try:
-        return load_scenario(path)
-    except (ScenarioError, OSError):
-        return None
 
 
 def _runtime(folder: Path) -> str:
@@ -104,11 +94,34 @@ def _runtime(folder: Path) -> str:
     return f"{clock} of computer time over {len(runs)} tasks (sum of wall_seconds in runs.csv)"
 
 
+DPI = 150
+"""Resolution of the report's figures: sharp at the page's width."""
+PX_PER_INCH = 72
+"""A figure is never shown narrower than this many CSS pixels per inch of its width (its 10 pt labels
+stay at 10 px or more); a wider one scrolls sideways."""
+
+
 def _figure(path: Path) -> str:
-    data = base64.b64encode(path.read_bytes()).decode("ascii")
+    raw = path.read_bytes()
+    data = base64.b64encode(raw).decode("ascii")
     note = FIGURE_NOTES.get(path.stem, "")
-    return (f'<figure><img src="data:image/png;base64,{data}" alt="{html.escape(path.stem)}">'
+    inches = int.from_bytes(raw[16:20], "big") / DPI if raw[12:16] == b"IHDR" else 0  # the PNG's width
+    least = f' style="min-width: {round(inches * PX_PER_INCH)}px"' if inches else ""
+    return (f'<figure id="{html.escape(path.stem)}" class="scroll"><img src="data:image/png;base64,{data}" '
+            f'alt="{html.escape(path.stem)}"{least}>'
             f"<figcaption>{html.escape(path.name)}{': ' + html.escape(note) if note else ''}</figcaption></figure>")
+
+
+def _toc(sections: list[tuple[str, str]], figures: list[Path]) -> str:
+    """The table of contents: the page's sections, and under Figures each figure by name."""
+    items = []
+    for anchor, title in sections:
+        sub = ""
+        if anchor == "figures":
+            sub = "<ul>" + "".join(f'<li><a href="#{html.escape(p.stem)}">{html.escape(p.stem)}</a></li>'
+                                   for p in figures) + "</ul>"
+        items.append(f'<li><a href="#{anchor}">{html.escape(title)}</a>{sub}</li>')
+    return '<nav class="toc"><strong>Contents</strong><ul>' + "".join(items) + "</ul></nav>"
 
 
 def build_report(folder: Path) -> str:
@@ -124,10 +137,11 @@ def build_report(folder: Path) -> str:
         tables.append((f"Paired differences against {scenario.compare_to}",
                        comparison_table(summary, format="html", scenario=scenario, diff=True)))
     with tempfile.TemporaryDirectory(prefix="lbemu-report-") as scratch:
-        drawn = plot_folder(summary, Path(scratch), source=folder)
+        drawn = plot_folder(summary, Path(scratch), source=folder, dpi=DPI)
         # A PNG of the folder by the name of one drawn here is an earlier copy of it (from lbemu plot).
         others = sorted(p for p in folder.glob("*.png") if p.name not in {path.name for path in drawn})
-        figures = [_figure(path) for path in [*drawn, *others]]
+        shown = [*drawn, *others]
+        figures = [_figure(path) for path in shown]
     seed = getattr(scenario, "seed", None)
     version = text.splitlines()[0].removeprefix("# resolved by ") if text.startswith("# resolved by") else "unknown"
     parts = [
@@ -141,14 +155,16 @@ def build_report(folder: Path) -> str:
         f"<dt>run time</dt><dd>{html.escape(_runtime(folder))}</dd>",
         f"<dt>results folder</dt><dd>{html.escape(str(folder))}</dd>",
         "</dl>",
-        "<h2>How to read this</h2>", GUIDE,
     ]
-    for title, table in tables:
-        parts += [f"<h2>{html.escape(title)}</h2>", f'<div class="scroll">{table}</div>']
-    parts.append("<h2>Figures</h2>")
+    sections = [("guide", "How to read this"), *((f"table-{i}", title) for i, (title, _) in enumerate(tables)),
+                ("figures", "Figures"), ("scenario", "Scenario")]
+    parts += [_toc(sections, shown), '<h2 id="guide">How to read this</h2>', GUIDE]
+    for i, (title, table) in enumerate(tables):
+        parts += [f'<h2 id="table-{i}">{html.escape(title)}</h2>', f'<div class="scroll">{table}</div>']
+    parts.append('<h2 id="figures">Figures</h2>')
     parts += figures
-    parts += ["<h2>Scenario</h2>", "<p>scenario.yaml as the run resolved it; <code>lbemu run</code> runs it "
-              "again as it is.</p>", f"<pre>{html.escape(text)}</pre>", "</body></html>"]
+    parts += ['<h2 id="scenario">Scenario</h2>', "<p>scenario.yaml as the run resolved it; <code>lbemu run</code> "
+              "runs it again as it is.</p>", f"<pre>{html.escape(text)}</pre>", "</body></html>"]
     return "\n".join(parts) + "\n"
 
 

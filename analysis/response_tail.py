@@ -5,66 +5,61 @@
 measured jobs with a response at most that edge), one row per non-empty bin.
 The figure draws the tail ``P(response > t) = 1 - cdf`` on a log scale, one
 line per policy, one panel per sweep point (at most `MAX_PANELS`, spread over
-the sweep, first and last included), in the folder's style map
-(`analysis.style.policy_style`), so that a policy has the same colour and
-marker as in every other figure. `analysis.plots.plot_folder` draws it when the
-folder has the file.
+the sweep, first and last included), with the colour and marker each policy
+has in every figure (`analysis.style.policy_style`). `plot_response_tail` draws
+it from `emulator.Results` or a folder with the file.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from . import canvas
-from .sweep import describe, swept_keys
+from .source import source_of
+from .style import style_of
+from .sweep import swept_keys
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
-    from .style import Style
-
 MAX_PANELS = 9
-CDF_COLUMNS = ("point", "policy", "response", "cdf")
 
 
-def read_response_cdf(folder: Path) -> pd.DataFrame | None:
-    """``response_cdf.csv`` of a results folder, or None if there is none (or it is not one)."""
-    import pandas as pd
-
-    path = Path(folder) / "response_cdf.csv"
-    if not path.is_file():
-        return None
-    try:
-        frame = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
-        return None
-    if not set(CDF_COLUMNS) <= set(frame.columns) or frame.empty:
-        return None
-    return frame
-
-
-def response_tail_figure(cdf: pd.DataFrame, style: Style, summary: pd.DataFrame | None = None) -> Figure:
-    """The response-time tail per policy, one panel per sweep point.
+@canvas.styled
+def plot_response_tail(results: Any, ax: Axes | None = None) -> Figure:
+    """The response-time tail P(response > t) per policy on a log scale, one panel per sweep point.
 
     Parameters
     ----------
-    cdf : DataFrame
-        ``response_cdf.csv`` as a frame (see the module docstring).
-    style : Style
-        The folder's style map; policies missing from it are drawn in grey.
-    summary : DataFrame, optional
-        The folder's summary, for the figure title (scenario, N, ...).
+    results : emulator.Results or path
+        A run's results (``Results.response_cdf``), or a results folder with
+        ``response_cdf.csv``.
+    ax : matplotlib.axes.Axes, optional
+        Draw into these axes (a one-panel figure only: a single sweep point).
 
     Returns
     -------
     matplotlib.figure.Figure
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If there is no response-time histogram.
     """
+    from emulator.errors import ScenarioError
+
+    source = source_of(results)
+    cdf = source.response_cdf
+    if cdf is None:
+        raise ScenarioError("response_tail: expected results with response_cdf.csv, got none")
+    summary = source.summary
+    style = style_of(summary, list(dict.fromkeys(cdf["policy"].astype(str))))
+    unit = canvas.time_unit(summary, source.scenario)
     points = list(dict.fromkeys(cdf["point"]))
     shown = canvas.pick(points, MAX_PANELS)
-    fig, axes = canvas.figure(len(shown), min(3, len(shown)), width=4.2, height=3.2)
-    for ax, point in zip(axes, shown, strict=True):
+    fig, axes = canvas.figure(len(shown), min(3, len(shown)), width=4.2, height=3.2, ax=ax, name="response_tail")
+    for panel, point in zip(axes, shown, strict=True):
         frame = cdf[cdf["point"] == point]
         for policy in dict.fromkeys(frame["policy"].astype(str)):
             rows = frame[frame["policy"].astype(str) == policy].sort_values("response")
@@ -72,19 +67,15 @@ def response_tail_figure(cdf: pd.DataFrame, style: Style, summary: pd.DataFrame 
             keep = tail > 0
             if not keep.any():
                 continue
-            ax.plot(rows["response"].to_numpy(dtype=float)[keep], tail[keep], label=policy,
-                    color=style.colors.get(policy, "grey"), marker=style.markers.get(policy, "o"),
-                    markevery=max(1, int(keep.sum()) // 8), markersize=4, linewidth=1.3)
-        ax.set_yscale("log")
-        ax.set_xlabel("response time t")
-        ax.set_ylabel("P(response > t)")
+            panel.plot(rows["response"].to_numpy(dtype=float)[keep], tail[keep], label=policy,
+                       color=style.colors.get(policy, "grey"), marker=style.markers.get(policy, "o"),
+                       markevery=max(1, int(keep.sum()) // 8), markersize=4, linewidth=1.3)
+        panel.set_yscale("log")
+        panel.set_xlabel(f"response time t ({unit})")
+        panel.set_ylabel("P(response > t)")
         keys = swept_keys(frame)
-        ax.set_title(describe(keys, [frame.iloc[0][k] for k in keys]), fontsize="small")
-    canvas.legend(fig, axes, title="policy")
+        panel.set_title(canvas.panel_title(keys, [frame.iloc[0][k] for k in keys]), fontsize="small")
+    canvas.legend(fig, axes, title="policy", ax=ax)
     note = "" if len(shown) == len(points) else f" ({len(shown)} of {len(points)} sweep points)"
-    what = f"Response-time tail P(response > t){note}"
-    if summary is not None:
-        canvas.title(fig, summary, what)
-    else:
-        fig.suptitle(what, fontsize="medium")
+    canvas.title(fig, summary, f"Response-time tail P(response > t){note}", source.scenario, ax)
     return fig

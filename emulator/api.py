@@ -161,6 +161,40 @@ class Results:
             return line + "<p>No finished runs.</p>"
         return line + str(self.styler().to_html())
 
+    def plot(self, name: str, ax: Any = None) -> Any:
+        """The figure ``name`` as a matplotlib ``Figure``, drawn afresh; no file is written.
+
+        Parameters
+        ----------
+        name : str
+            ``"response"``, ``"messages"``, ``"tradeoff"``, ``"messages_by_kind"``, and
+            where the results have the data ``"blocking"``, ``"response_tail"``,
+            ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``
+            (`analysis.plots.available` lists them; `analysis.plots.figure_function`
+            gives the function behind each).
+        ax : matplotlib.axes.Axes, optional
+            Draw into these axes instead of a new figure (one-panel figures only).
+
+        Returns
+        -------
+        matplotlib.figure.Figure
+
+        Raises
+        ------
+        emulator.ScenarioError
+            If these results have no figure of that name, or ``ax`` is given for
+            a figure with several panels.
+        """
+        from analysis.plots import draw
+
+        return draw(self, name, ax)
+
+    def figures(self) -> list[str]:
+        """The names `plot` accepts for these results (`analysis.plots.available`)."""
+        from analysis.plots import available
+
+        return available(self)
+
 
 def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None = None, executor: Any = None,
         out: str | Path | None = None, progress: bool = False, force: bool = False) -> Results:

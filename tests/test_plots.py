@@ -1,4 +1,5 @@
-"""Figures: `analysis.plots.plot_folder` and ``lbemu plot`` write readable PNG files."""
+"""Figures: drawn from Python without a file (`Results.plot`), and written as readable PNG files by
+`analysis.plots.plot_folder` and ``lbemu plot``."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pytest
 from PIL import Image
 
 import emulator
-from analysis import plots
+from analysis import canvas, plots
+from analysis.source import Source
 
 FIGURES = ["response.png", "messages.png", "tradeoff.png", "messages_by_kind.png"]
 
@@ -145,3 +147,131 @@ def test_lbemu_plot_bad_folder(tmp_path: Path) -> None:
     done = subprocess.run([*lbemu(), "plot", str(tmp_path)], capture_output=True, text=True)
     assert done.returncode == 2
     assert "summary.csv" in done.stderr and "Traceback" not in done.stderr
+
+
+# -- figures from Python, as in a notebook --------------------------------------------
+@pytest.fixture(scope="module")
+def slotted_pools() -> emulator.Results:
+    """Results with every optional figure: pools with a capacity (blocking, halfin_whitt), a swept JBT
+    period (messages_vs_period), occupancies and response times; one replication (no intervals)."""
+    return emulator.run({
+        "name": "pools", "seed": 3, "replications": 1, "run": {"jobs": 1500, "warmup_jobs": 300},
+        "system": {"servers": 20, "discipline": "pool", "capacity": 2},
+        "policies": [{"name": "jsq"}, {"name": "sqd", "d": 2}, {"name": "jbt", "d": 2, "period": 5}],
+        "sweep": {"workload.load": [0.9, 1.5], "policies.2.period": [5, 50]}}, workers=1)
+
+
+@pytest.fixture(scope="module")
+def continuous() -> emulator.Results:
+    return emulator.run(emulator.Scenario.from_dict({
+        "name": "plots", "seed": 7, "replications": 2, "run": {"jobs": 2000, "warmup_jobs": 500},
+        "system": {"servers": 10}, "sweep": {"workload.load": [0.5, 0.9]},
+        "policies": [{"name": "jsq"}, {"name": "sqd", "d": 2}, {"name": "jbt", "d": 5, "period": 10}]}), workers=1)
+
+
+def visible(fig: object) -> list:
+    return [ax for ax in fig.axes if ax.get_visible()]  # type: ignore[attr-defined]
+
+
+def test_every_figure_from_python_writes_no_file(continuous: emulator.Results, slotted_pools: emulator.Results,
+                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A notebook's session: each figure a Figure with its panels and labels, and not one file written."""
+    from matplotlib.figure import Figure
+
+    monkeypatch.chdir(tmp_path)
+    assert continuous.figures() == ["response", "messages", "tradeoff", "messages_by_kind", "response_tail",
+                                    "occupancy"]
+    assert slotted_pools.figures() == [*continuous.figures()[:4], "blocking", "response_tail",
+                                       "messages_vs_period", "occupancy", "halfin_whitt"]
+    expected = {  # name -> (panels, x label, y label) for the continuous results (2 loads)
+        "response": (1, "load (arrival rate / service capacity)", "mean response time (mean service times)"),
+        "messages": (1, "load (arrival rate / service capacity)", "messages per job"),
+        "tradeoff": (2, "messages per job", "mean response time (mean service times)"),
+        "messages_by_kind": (2, "", "share of the messages"),
+        "response_tail": (2, "response time t (mean service times)", "P(response > t)"),
+        "occupancy": (2, "i (jobs)", "fraction with ≥ i jobs"),
+    }
+    for name, (panels, xlabel, ylabel) in expected.items():
+        fig = continuous.plot(name)
+        assert isinstance(fig, Figure), name
+        axes = visible(fig)
+        assert len(axes) == panels, name
+        assert axes[0].get_xlabel() == xlabel and axes[0].get_ylabel() == ylabel, name
+        assert "(95% CI" in fig.get_suptitle() or name in ("messages_by_kind", "response_tail"), name
+    assert [ax.get_title() for ax in visible(continuous.plot("tradeoff"))] == ["load = 0.5", "load = 0.9"]
+    for name in slotted_pools.figures():
+        fig = slotted_pools.plot(name)
+        assert isinstance(fig, Figure) and visible(fig), name
+        assert "95% CI" not in fig.get_suptitle(), name  # one replication: no interval
+    period = visible(slotted_pools.plot("messages_vs_period"))
+    assert [ax.get_title() for ax in period] == ["load = 0.9", "load = 1.5"]
+    assert period[0].get_xlabel() == "JBT-d period T (mean service times)"
+    assert list(tmp_path.iterdir()) == []  # nothing written, here or (by the figures' paths) anywhere
+
+
+def test_one_panel_figures_draw_into_the_callers_axes(continuous: emulator.Results) -> None:
+    from matplotlib.figure import Figure
+
+    fig = Figure()
+    left, right = fig.subplots(1, 2)
+    assert continuous.plot("response", ax=left) is fig
+    assert plots.plot_messages(continuous, ax=right) is fig
+    assert left.get_ylabel() == "mean response time (mean service times)" and right.get_lines()
+    assert left.get_legend() is not None and fig.get_suptitle() == ""  # the caller's figure keeps its title
+    with pytest.raises(emulator.ScenarioError, match="ax: expected a one-panel figure, 'tradeoff' has 2 panels"):
+        continuous.plot("tradeoff", ax=left)
+    with pytest.raises(emulator.ScenarioError, match="name: expected a figure these results have data for"):
+        continuous.plot("halfin_whitt")
+    with pytest.raises(emulator.ScenarioError, match="name: expected a figure name"):
+        continuous.plot("nonsense")
+
+
+def test_a_folder_draws_as_its_results(results_dir: Path, continuous: emulator.Results) -> None:
+    """The same figure from the folder as from the Results of the same run."""
+    from_folder = plots.draw(results_dir, "messages")
+    from_results = continuous.plot("messages")
+    lines = [[tuple(line.get_ydata()) for line in visible(fig)[0].get_lines()] for fig in (from_folder, from_results)]
+    assert lines[0] == lines[1] and lines[0]
+
+
+def test_messages_by_kind_bars_are_true_shares(continuous: emulator.Results) -> None:
+    """Each bar's segments are the kinds' shares of its messages (JSQ: N queries, N replies: halves)."""
+    fig = continuous.plot("messages_by_kind")
+    ax = visible(fig)[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    jsq = labels.index("JSQ")
+    heights = {container.get_label(): container.patches[jsq].get_height() for container in ax.containers}
+    assert heights["query"] == pytest.approx(0.5) and heights["reply"] == pytest.approx(0.5)
+    totals = [t.get_text() for t in ax.texts]
+    assert totals[jsq] == "20"  # 2N messages per job written on the bar
+
+
+def test_slotted_time_axes_and_subtitle() -> None:
+    results = emulator.run({"name": "slots", "seed": 1, "replications": 2, "run": {"jobs": 1000, "warmup_jobs": 100},
+                            "system": {"servers": 5, "time": "slotted"}, "workload": {"load": 0.8,
+                            "service": {"kind": "deterministic", "mean": 1}},
+                            "policies": [{"name": "jsq"}, {"name": "jiq"}]}, workers=1)
+    fig = results.plot("response")
+    assert visible(fig)[0].get_ylabel() == "mean response time (slots)"
+    assert "slotted" in fig.get_suptitle() and "fifo" not in fig.get_suptitle()
+
+
+def test_log_axis_intervals_reaching_zero_do_not_stretch_it() -> None:
+    """A wide interval on a log axis is cut at half the smallest value, not drawn down towards 0."""
+    summary = pd.DataFrame({"policy": ["A", "B"] * 2, "policy_name": ["a", "b"] * 2, "load": [0.5, 0.5, 0.9, 0.9],
+                            "workload.load": [0.5, 0.5, 0.9, 0.9], "mean_response": [1.0, 2.0, 30.0, 60.0],
+                            "mean_response_ci95": [0.1, 1.99, 40.0, 5.0], "messages_per_job": [1.0, 2.0, 1.0, 2.0],
+                            "replications": 2})
+    ax = visible(plots.plot_response(Source(summary)))[0]
+    assert ax.get_yscale() == "log"
+    assert ax.get_ylim()[0] == pytest.approx(1.0 / 2 / 1.1)
+
+
+def test_panel_titles_and_wrapped_titles() -> None:
+    assert canvas.panel_title(["system.servers", "workload.load"], [100, 0.9]) == "N = 100, load = 0.9"
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3))
+    canvas.title(fig, pd.DataFrame({"scenario": ["s"]}), "A title much longer than a four-inch figure is wide, "
+                 "which would be clipped at both ends")
+    assert all(len(line) <= 50 for line in fig.get_suptitle().splitlines())

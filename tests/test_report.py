@@ -21,6 +21,7 @@ from PIL import Image
 
 import emulator
 from analysis import plots, response_tail
+from analysis.source import Source
 from analysis.style import policy_style
 from emulator.cli import main
 
@@ -79,8 +80,10 @@ def test_response_tail_figure_on_a_synthetic_frame() -> None:
                            "cdf": 1 - np.exp(-t * (1 - load) * (2 if policy == "JSQ" else 1))}
                           for p, load in enumerate((0.5, 0.9)) for policy in ("Random", "JSQ")
                           for t in np.arange(0.5, 20, 0.5)])
-    style = policy_style(["Random", "JSQ"])
-    fig = response_tail.response_tail_figure(frame, style)
+    summary = pd.DataFrame({"policy": ["Random", "JSQ"], "policy_name": ["random", "jsq"],
+                            "service": ["exponential(1)"] * 2})
+    style = policy_style(["Random", "JSQ"], {"Random": "random", "JSQ": "jsq"})
+    fig = response_tail.plot_response_tail(Source(summary, response_cdf=frame))
     axes = [ax for ax in fig.axes if ax.get_visible()]
     assert len(axes) == 2 and all(ax.get_yscale() == "log" for ax in axes)
     for ax in axes:
@@ -90,6 +93,8 @@ def test_response_tail_figure_on_a_synthetic_frame() -> None:
             assert line.get_color() == style.colors[policy] and line.get_marker() == style.markers[policy]
         # The tail is 1 - cdf, exactly, where it is positive.
         x, y = lines["Random"].get_data()
+        assert ax.get_title() in ("load = 0.5", "load = 0.9")
+        assert ax.get_xlabel() == "response time t (mean service times)"
         load = 0.5 if "0.5" in ax.get_title() else 0.9
         assert np.allclose(y, np.exp(-np.asarray(x) * (1 - load)))
 
@@ -110,10 +115,17 @@ def test_plot_folder_adds_the_tail_and_period_figures_with_svg_twins(folder: Pat
         assert root.tag.endswith("svg")
 
 
-def test_one_style_per_folder() -> None:
-    style = policy_style(["Random", "JSQ", "JBT-3"])
-    again = policy_style(["Random", "JSQ", "JBT-3"])
-    assert style == again and len(set(style.markers.values())) == 3 and len(set(map(str, style.colors.values()))) == 3
+def test_one_style_per_policy_across_folders() -> None:
+    """A policy name keeps its colour and marker whatever else a folder holds; its variants differ."""
+    quickstart = policy_style(["Random", "JSQ", "SQ(2)", "JBT-10"],
+                              {"Random": "random", "JSQ": "jsq", "SQ(2)": "sqd", "JBT-10": "jbt"})
+    zhou = policy_style(["JSQ", "JBT-2", "JBT-10", "JBT-N", "SQ(2)"],
+                        {"JSQ": "jsq", "JBT-2": "jbt", "JBT-10": "jbt", "JBT-N": "jbt", "SQ(2)": "sqd"})
+    assert quickstart.colors["JSQ"] == zhou.colors["JSQ"] and quickstart.markers["JSQ"] == zhou.markers["JSQ"]
+    assert quickstart.colors["SQ(2)"] == zhou.colors["SQ(2)"]
+    assert quickstart.colors["JBT-10"] == zhou.colors["JBT-2"]  # the first label of a name has the name's style
+    assert len(set(zhou.colors.values())) == 5 and len(set(zhou.markers.values())) == 5
+    assert policy_style(["A", "B"]) == policy_style(["A", "B"])  # plug-ins: by order, the same every time
 
 
 @pytest.mark.slow
@@ -127,6 +139,9 @@ def test_report_is_one_self_contained_page(folder: Path, report: str) -> None:
     assert f"over {len(runs)} tasks" in page
     assert figure_names(page) == FIGURES
     assert page.count('<img src="data:image/png;base64,') == len(FIGURES)
+    contents = page.split('<nav class="toc">', 1)[1].split("</nav>", 1)[0]
+    for anchor in ["guide", "table-0", "figures", "scenario", *(name.removesuffix(".png") for name in FIGURES)]:
+        assert f'href="#{anchor}"' in contents and f'id="{anchor}"' in page, anchor
 
 
 @pytest.mark.slow
