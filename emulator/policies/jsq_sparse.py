@@ -34,8 +34,8 @@ class JSQSparseConfig(PolicyConfig):
     @classmethod
     def _one_clock(cls, data: Any) -> Any:
         """Synchronous feedback takes a period (default 1) and no rate; asynchronous a rate and no period."""
-        if not isinstance(data, dict):
-            return data
+        if not isinstance(data, dict) or data.get("feedback", "synchronous") not in ("synchronous", "asynchronous"):
+            return data  # the field's own validation names the bad feedback
         synchronous = data.get("feedback", "synchronous") == "synchronous"
         wanted, other = ("period", "rate") if synchronous else ("rate", "period")
         if data.get(other) is not None:
