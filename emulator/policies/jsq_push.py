@@ -57,7 +57,7 @@ class JSQPushPolicy(Policy):
     name = "jsq_push"
     Config = JSQPushConfig
     messages = "1 update per length change per dispatcher: 2D per job (D dispatchers)"
-    compiled = None
+    compiled = "emulator.compiled.policies.jsq_push"
 
     @classmethod
     def label(cls, config: JSQPushConfig) -> str:

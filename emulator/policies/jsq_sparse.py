@@ -93,7 +93,7 @@ class JSQSparsePolicy(Policy):
     name = "jsq_sparse"
     Config = JSQSparseConfig
     messages = "N D / period (synchronous) or N D rate (asynchronous) update messages per unit time"
-    compiled = None
+    compiled = "emulator.compiled.policies.jsq_sparse"
 
     @classmethod
     def label(cls, config: JSQSparseConfig) -> str:

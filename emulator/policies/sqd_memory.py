@@ -43,7 +43,7 @@ class SQDMemoryPolicy(Policy):
     name = "sqd_memory"
     Config = SQDMemoryConfig
     messages = "2 per server read: 2d to 2(d + m) per job"
-    compiled = None
+    compiled = "emulator.compiled.policies.sqd_memory"
 
     @classmethod
     def label(cls, config: SQDMemoryConfig) -> str:
