@@ -42,7 +42,7 @@ class LSQPolicy(Policy):
     name = "lsq"
     Config = LSQConfig
     messages = "2d per job (d query + d reply)"
-    compiled = None
+    compiled = "emulator.compiled.policies.lsq"
 
     @classmethod
     def label(cls, config: LSQConfig) -> str:
