@@ -19,11 +19,15 @@ included), except ``wall_seconds`` and ``engine``.
 The compiled engine must give the SimPy engine's rows on every zero-latency case:
 
     python benchmarks/equivalence.py --engines   # each zero-latency case on both engines
+
+``--only PATTERN ...`` restricts either to the cases whose key (``policy/variant/latency``
+or ``extra/latency``) matches one of the shell patterns, e.g. ``--only 'lsq*' 'jsq_sparse*'``.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from typing import Any
@@ -38,6 +42,10 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jiq": {},
     "jbt": {"d": 2, "period": 5.0},
     "threshold": {"d": 3, "threshold": 2},
+    "jsq_push": {},
+    "jsq_sparse": {"period": 1.0},
+    "lsq": {"d": 2},
+    "sqd_memory": {"d": 2, "m": 1},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05}}
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -81,10 +89,21 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_slotted_batch": {"policy": "jsq", "time": "slotted"},
     "jbt_slotted_batch": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "reports": "crossing"},
     "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},
+    "jsq_sparse_async": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5},
+    "jsq_sparse_async_d3": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.2, "dispatchers": 3},
+    "jsq_sparse_never": {"policy": "jsq_sparse", "period": 1e12, "dispatchers": 2},  # round robin
+    "jsq_sparse_fast": {"policy": "jsq_sparse", "period": 0.05},
+    "lsq_all": {"policy": "lsq", "d": 20},  # d = N: no draw
+    "lsq_d8": {"policy": "lsq", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "sqd_memory_d3_m4": {"policy": "sqd_memory", "d": 3, "m": 4, "dispatchers": 3},
+    "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # rng.choice; memory up to N - d
+    "sqd_memory_m0": {"policy": "sqd_memory", "d": 2, "m": 0},
+    "jsq_push_capacity_d3": {"policy": "jsq_push", "capacity": 2, "dispatchers": 3},
 }
 
 
-def cases() -> dict[str, dict[str, Any]]:
+def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every case by key, or those whose key matches one of the shell patterns ``only``."""
     out: dict[str, dict[str, Any]] = {}
     for latency_name, latency in LATENCIES.items():
         for variant_name, variant in VARIANTS.items():
@@ -97,6 +116,8 @@ def cases() -> dict[str, dict[str, Any]]:
         for name, extra in EXTRA.items():
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
+    if only:
+        out = {key: kw for key, kw in out.items() if any(fnmatch.fnmatchcase(key, p) for p in only)}
     return out
 
 
@@ -108,9 +129,10 @@ def simulate(policy: str, **options: Any) -> dict[str, Any]:
     return emulator.simulate(policy, response_bins=True, **options)
 
 
-def fingerprint(engine: str = "simpy", zero_latency_only: bool = False) -> dict[str, Any]:
+def fingerprint(engine: str = "simpy", zero_latency_only: bool = False,
+                only: list[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    for key, kw in cases().items():
+    for key, kw in cases(only).items():
         kw = dict(kw)
         if zero_latency_only and kw["latency"] is not None:
             continue
@@ -125,10 +147,10 @@ def fingerprint(engine: str = "simpy", zero_latency_only: bool = False) -> dict[
     return result
 
 
-def compare_engines() -> int:
+def compare_engines(only: list[str] | None = None) -> int:
     """Every zero-latency case on the SimPy and the compiled engine: identical rows, or a report."""
-    simpy_rows = fingerprint("simpy", zero_latency_only=True)
-    compiled_rows = fingerprint("compiled", zero_latency_only=True)
+    simpy_rows = fingerprint("simpy", zero_latency_only=True, only=only)
+    compiled_rows = fingerprint("compiled", zero_latency_only=True, only=only)
     bad = fallback = 0
     for key in simpy_rows:
         old, new = simpy_rows[key], compiled_rows[key]
@@ -159,11 +181,12 @@ def main() -> int:
     group.add_argument("--save", metavar="FILE")
     group.add_argument("--check", metavar="FILE")
     group.add_argument("--engines", action="store_true", help="compiled against SimPy, zero latency")
+    parser.add_argument("--only", nargs="+", metavar="PATTERN", help="only the cases whose key matches")
     args = parser.parse_args()
     print(f"emulator from {emulator.__file__}")
     if args.engines:
-        return compare_engines()
-    now = fingerprint()
+        return compare_engines(args.only)
+    now = fingerprint(only=args.only)
     if args.save:
         with open(args.save, "w") as handle:
             json.dump(now, handle, indent=1, sort_keys=True)
@@ -174,6 +197,8 @@ def main() -> int:
         before = json.load(handle)
     bad = 0
     added: set[str] = set()
+    if args.only:  # the saved cases that the patterns select
+        before = {key: row for key, row in before.items() if any(fnmatch.fnmatchcase(key, p) for p in args.only)}
     for key in sorted(set(before) | set(now)):
         old, new = before.get(key) or {}, now.get(key) or {}
         # A column the saved fingerprint lacks is new (listed below), not a difference.
