@@ -16,11 +16,12 @@ from pathlib import Path
 
 import matplotlib
 import pandas as pd
+import seaborn as sns
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-from .canvas import save  # noqa: E402
+from .canvas import save
 
 WITHIN = 1.10
 """A policy is within 10% of JSQ when its mean wait is at most this times JSQ's."""
@@ -95,7 +96,7 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
     points = sorted(set(zip(table["servers"], table["load"], strict=True)))
     fig, axes = plt.subplots(1, len(points), figsize=(4.2 * len(points), 3.8), squeeze=False)
     families = list(dict.fromkeys(FAMILIES.values()))
-    colours = dict(zip(families, plt.get_cmap("tab10").colors, strict=False))
+    colours = dict(zip(families, sns.color_palette("colorblind", len(families)), strict=True))
     for ax, (servers, load) in zip(axes[0], points, strict=True):
         group = table[(table["servers"] == servers) & (table["load"] == load)]
         base = float(group.loc[group["policy"] == "JSQ", "mean_wait"].iloc[0])

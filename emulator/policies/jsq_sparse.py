@@ -50,6 +50,15 @@ class JSQSparseConfig(PolicyConfig):
         return data
 
 
+    def per_server(self) -> float:
+        """Updates each server sends per unit time (to each dispatcher): 1 / period, or the rate."""
+        if self.feedback == "synchronous":
+            assert self.period is not None  # `_one_clock` set it
+            return 1.0 / self.period
+        assert self.rate is not None  # `_one_clock` required it
+        return self.rate
+
+
 class _Bounds:
     """A dispatcher's upper bounds, one per server, and where its cyclic tie-break starts."""
 
@@ -104,8 +113,7 @@ class JSQSparsePolicy(Policy):
     @classmethod
     def updates_per_time(cls, config: JSQSparseConfig, point: PointView) -> float:
         """Update messages per unit time: N D / period or N D rate."""
-        per_server = 1.0 / config.period if config.feedback == "synchronous" else config.rate
-        return point.servers * point.dispatchers * float(per_server)  # type: ignore[arg-type]
+        return point.servers * point.dispatchers * config.per_server()
 
     @classmethod
     def check(cls, config: JSQSparseConfig, point: PointView) -> dict[str, str]:
@@ -129,9 +137,9 @@ class JSQSparsePolicy(Policy):
             dispatcher.state = _Bounds(n, dispatcher.id * n // len(dispatchers))
         self.stamp = [0] * n
         if config.feedback == "synchronous":
-            model.env.process(self._synchronous(float(config.period)))  # type: ignore[arg-type]
+            model.env.process(self._synchronous(1.0 / config.per_server()))
         else:
-            model.env.process(self._asynchronous(n * float(config.rate)))  # type: ignore[arg-type]
+            model.env.process(self._asynchronous(n * config.per_server()))
 
     # -- server side -----------------------------------------------------------------
     def _report(self, server: Any) -> None:

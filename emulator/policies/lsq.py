@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 from pydantic import Field
@@ -72,8 +73,11 @@ class LSQPolicy(Policy):
                 estimates.set(sid, servers[sid].length)
         else:
             for sid in ids:
-                channel.ask((servers[sid],), queue_length,
-                            lambda lengths, sid=sid: estimates.set(sid, lengths[0]))
+                channel.ask((servers[sid],), queue_length, partial(_replied, estimates, sid))
         sid = estimates.pick(self.uniforms.random())
         estimates.set(sid, estimates.length[sid] + 1)
         dispatcher.send(job, servers[sid])
+
+
+def _replied(estimates: LengthIndex, sid: int, lengths: list[int]) -> None:
+    estimates.set(sid, lengths[0])

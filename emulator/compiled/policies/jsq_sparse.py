@@ -28,10 +28,10 @@ TOTAL = Q_PARAMS  # asynchronous: the rate of the superposed reports, N x rate
 
 def describe(config: JSQSparseConfig, point: Any, speeds: np.ndarray) -> Description:
     asynchronous = config.feedback == "asynchronous"
-    total = point.servers * float(config.rate) if asynchronous else 0.0
+    total = point.servers * config.per_server() if asynchronous else 0.0
     # Asynchronous: the period is a placeholder that `initialise` replaces with the first gap.
     return Description(ints=[int(Kind.UPDATE), asynchronous], floats=[total],
-                       period=1.0 if asynchronous else float(config.period),  # type: ignore[arg-type]
+                       period=1.0 if asynchronous else float(config.period or 0.0),
                        rr=True, int_rows=point.dispatchers)
 
 
