@@ -94,10 +94,13 @@ def markdown(table: pd.DataFrame) -> str:
 def figure(table: pd.DataFrame, path: Path) -> Path:
     """Mean wait against messages per job, one panel per (N, load), one colour per family."""
     points = sorted(set(zip(table["servers"], table["load"], strict=True)))
-    fig, axes = plt.subplots(1, len(points), figsize=(4.2 * len(points), 3.8), squeeze=False)
+    columns = min(2, len(points))
+    rows = math.ceil(len(points) / columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.9 * rows + 0.9), squeeze=False)
+    axes = grid.ravel()
     families = list(dict.fromkeys(FAMILIES.values()))
     colours = dict(zip(families, sns.color_palette("colorblind", len(families)), strict=True))
-    for ax, (servers, load) in zip(axes[0], points, strict=True):
+    for ax, (servers, load) in zip(axes, points, strict=False):
         group = table[(table["servers"] == servers) & (table["load"] == load)]
         base = float(group.loc[group["policy"] == "JSQ", "mean_wait"].iloc[0])
         for family, part in group.groupby("family", sort=False):
@@ -107,15 +110,18 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
         ax.scatter(cheapest["messages_per_job"], cheapest["mean_wait"], s=160, facecolors="none",
                    edgecolors="black", label="fewest messages within 10%")
         ax.axhline(WITHIN * base, color="grey", linestyle="--", linewidth=1, label="1.1 × JSQ's mean wait")
-        ax.set_xscale("symlog", linthresh=0.1)
+        ax.set_xscale("symlog", linthresh=0.1)  # 0 messages (random, round robin) on the axis
+        ax.set_xlim(left=0)
         ax.set_yscale("log")
         ax.set_xlabel("control messages per job")
         ax.set_title(f"N = {servers}, load {load:g}")
-    axes[0][0].set_ylabel("mean wait")
-    handles, labels = axes[0][0].get_legend_handles_labels()
+        ax.set_ylabel("mean wait")
+    for ax in axes[len(points):]:
+        ax.set_visible(False)
+    handles, labels = axes[0].get_legend_handles_labels()
     unique = dict(zip(labels, handles, strict=True))
-    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=5, frameon=False)
-    fig.tight_layout(rect=(0, 0.12, 1, 1))
+    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=4, frameon=False)
+    fig.tight_layout(rect=(0, 0.9 / (3.9 * rows + 0.9), 1, 1))
     return save(fig, path)
 
 
