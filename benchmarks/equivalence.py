@@ -20,11 +20,15 @@ included), except ``wall_seconds`` and ``engine``.
 The compiled engine must give the SimPy engine's rows on every zero-latency case:
 
     python benchmarks/equivalence.py --engines   # each zero-latency case on both engines
+
+``--only PATTERN ...`` restricts either to the cases whose key (``policy/variant/latency``
+or ``extra/latency``) matches one of the shell patterns, e.g. ``--only 'lsq*' 'jsq_sparse*'``.
 """
 
 from __future__ import annotations
 
 import argparse
+import fnmatch
 import json
 import sys
 from typing import Any
@@ -39,9 +43,10 @@ def simulate(policy: str, **options: Any) -> dict[str, Any]:
     return emulator.simulate(policy, response_bins=True, **options)
 
 
-def fingerprint(engine: str = "simpy", zero_latency_only: bool = False) -> dict[str, Any]:
+def fingerprint(engine: str = "simpy", zero_latency_only: bool = False,
+                only: list[str] | None = None) -> dict[str, Any]:
     result: dict[str, Any] = {}
-    for key, kw in cases().items():
+    for key, kw in cases(only).items():
         kw = dict(kw)
         if zero_latency_only and kw["latency"] is not None:
             continue
@@ -56,10 +61,10 @@ def fingerprint(engine: str = "simpy", zero_latency_only: bool = False) -> dict[
     return result
 
 
-def compare_engines() -> int:
+def compare_engines(only: list[str] | None = None) -> int:
     """Every zero-latency case on the SimPy and the compiled engine: identical rows, or a report."""
-    simpy_rows = fingerprint("simpy", zero_latency_only=True)
-    compiled_rows = fingerprint("compiled", zero_latency_only=True)
+    simpy_rows = fingerprint("simpy", zero_latency_only=True, only=only)
+    compiled_rows = fingerprint("compiled", zero_latency_only=True, only=only)
     bad = fallback = 0
     for key in simpy_rows:
         old, new = simpy_rows[key], compiled_rows[key]
@@ -90,11 +95,12 @@ def main() -> int:
     group.add_argument("--save", metavar="FILE")
     group.add_argument("--check", metavar="FILE")
     group.add_argument("--engines", action="store_true", help="compiled against SimPy, zero latency")
+    parser.add_argument("--only", nargs="+", metavar="PATTERN", help="only the cases whose key matches")
     args = parser.parse_args()
     print(f"emulator from {emulator.__file__}")
     if args.engines:
-        return compare_engines()
-    now = fingerprint()
+        return compare_engines(args.only)
+    now = fingerprint(only=args.only)
     if args.save:
         with open(args.save, "w") as handle:
             json.dump(now, handle, indent=1, sort_keys=True)
@@ -105,6 +111,8 @@ def main() -> int:
         before = json.load(handle)
     bad = 0
     added: set[str] = set()
+    if args.only:  # the saved cases that the patterns select
+        before = {key: row for key, row in before.items() if any(fnmatch.fnmatchcase(key, p) for p in args.only)}
     for key in sorted(set(before) | set(now)):
         old, new = before.get(key) or {}, now.get(key) or {}
         # A column the saved fingerprint lacks is new (listed below), not a difference.

@@ -11,6 +11,7 @@ policy options (`EXTRA`) that change code paths.
 
 from __future__ import annotations
 
+import fnmatch
 from typing import Any
 
 POLICIES: dict[str, dict[str, Any]] = {
@@ -21,6 +22,10 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jiq": {},
     "jbt": {"d": 2, "period": 5.0},
     "threshold": {"d": 3, "threshold": 2},
+    "jsq_push": {},
+    "jsq_sparse": {"period": 1.0},
+    "lsq": {"d": 2},
+    "sqd_memory": {"d": 2, "m": 1},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05}}
 VARIANTS: dict[str, dict[str, Any]] = {
@@ -64,11 +69,22 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_slotted_batch": {"policy": "jsq", "time": "slotted"},
     "jbt_slotted_batch": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "reports": "crossing"},
     "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},
+    "jsq_sparse_async": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5},
+    "jsq_sparse_async_d3": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.2, "dispatchers": 3},
+    "jsq_sparse_never": {"policy": "jsq_sparse", "period": 1e12, "dispatchers": 2},  # round robin
+    "jsq_sparse_fast": {"policy": "jsq_sparse", "period": 0.05},
+    "lsq_all": {"policy": "lsq", "d": 20},  # d = N: no draw
+    "lsq_d8": {"policy": "lsq", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "sqd_memory_d3_m4": {"policy": "sqd_memory", "d": 3, "m": 4, "dispatchers": 3},
+    "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # rng.choice; memory up to N - d
+    "sqd_memory_m0": {"policy": "sqd_memory", "d": 2, "m": 0},
+    "jsq_push_capacity_d3": {"policy": "jsq_push", "capacity": 2, "dispatchers": 3},
 }
 
 
-def cases() -> dict[str, dict[str, Any]]:
-    """Every case's `simulate` options (``policy`` among them), by ``policy/variant/latency`` or ``extra/latency``."""
+def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every case's `simulate` options (``policy`` among them), by ``policy/variant/latency`` or
+    ``extra/latency``; with ``only``, those whose key matches one of its shell patterns."""
     out: dict[str, dict[str, Any]] = {}
     for latency_name, latency in LATENCIES.items():
         for variant_name, variant in VARIANTS.items():
@@ -81,6 +97,8 @@ def cases() -> dict[str, dict[str, Any]]:
         for name, extra in EXTRA.items():
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
+    if only:
+        out = {key: kw for key, kw in out.items() if any(fnmatch.fnmatchcase(key, p) for p in only)}
     return out
 
 

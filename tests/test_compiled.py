@@ -76,7 +76,8 @@ def test_every_zero_latency_equivalence_case_is_identical() -> None:
     for key, kw in CASES.items():
         options = {k: v for k, v in kw.items() if k != "latency"}
         options["jobs"] = min(options["jobs"], 4000)  # the same paths; the full lengths: --engines
-        if options.get("time") == "slotted":  # not modelled by the kernel: SimPy runs it
+        several_lsq = options["policy"] == "lsq" and options.get("dispatchers", 1) > 1  # one index each
+        if options.get("time") == "slotted" or several_lsq:  # not modelled by the kernel: SimPy runs it
             policy = options.pop("policy")
             assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy", key
             continue
@@ -95,6 +96,9 @@ POLICIES = st.sampled_from([
     {"policy": "jbt", "d": 3, "period": 3.0, "rereport": False, "recheck": False, "initial_threshold": 1},
     {"policy": "jbt", "d": 2, "period": 1.0, "reset": True},
     {"policy": "jbt", "d": 3, "period": 0.7, "reset": True, "below": "lt", "rereport": False},
+    {"policy": "jsq_push"}, {"policy": "jsq_sparse", "period": 0.5},
+    {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 2.0}, {"policy": "lsq", "d": 2},
+    {"policy": "lsq", "d": 4}, {"policy": "sqd_memory", "d": 2, "m": 1}, {"policy": "sqd_memory", "d": 1, "m": 2},
 ])
 SERVICE = st.sampled_from([
     "exponential", "deterministic", {"kind": "erlang", "k": 3}, {"kind": "hyperexponential", "scv": 4.0},
@@ -117,9 +121,13 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     policy = dict(draw(POLICIES))
     if "d" in policy and policy["policy"] != "jiq":
         policy["d"] = min(policy["d"], servers)
+    if "m" in policy:  # SQ(d) with memory: at most N - d remembered
+        policy["m"] = min(policy["m"], servers - policy["d"])
     dispatchers = draw(st.integers(1, 4))
     if policy["policy"] == "jiq" and "d" in policy:
         dispatchers = max(dispatchers, 2)
+    if policy["policy"] == "lsq":  # compiled for one dispatcher only (its estimates in the one length index)
+        dispatchers = 1
     options: dict[str, Any] = {
         **policy, "servers": servers, "dispatchers": dispatchers,
         "load": draw(st.sampled_from([0.3, 0.7, 0.95, 1.1])), "allow_unstable": draw(st.booleans()),
@@ -176,6 +184,9 @@ def test_what_is_not_compiled_runs_on_simpy() -> None:
     # JIQ-SQ(3) with 4 dispatchers samples them with rng.choice after a departure.
     choice = emulator.simulate("jiq", d=3, dispatchers=4, servers=4, jobs=200, engine="compiled")
     assert choice["engine"] == "simpy"
+    # LSQ keeps an index per dispatcher; compiled, only one dispatcher's.
+    several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
+    assert several["engine"] == "simpy"
     assert emulator.simulate("jsq", servers=4, jobs=200, engine="simpy")["engine"] == "simpy"
 
 
@@ -395,7 +406,9 @@ def test_the_kernel_runs_as_plain_python_without_jit() -> None:
 import json, emulator
 from emulator.compiled import COMPILED
 cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, "period": 2.0},
-         "threshold": {"d": 9}, "random": {}, "round_robin": {"dispatchers": 2}}
+         "threshold": {"d": 9}, "random": {}, "round_robin": {"dispatchers": 2},
+         "jsq_push": {"dispatchers": 2}, "jsq_sparse": {"feedback": "asynchronous", "rate": 0.5},
+         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2}}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}
 for name, options in cases.items():

@@ -175,6 +175,15 @@ def small_scenarios(draw: Any) -> dict[str, Any]:
         policy["d"] = draw(st.integers(1, 4 if replace else servers))
         if name != "jbt":
             policy["replace"] = replace
+    if name in ("lsq", "sqd_memory"):
+        policy["d"] = draw(st.integers(1, servers))
+    if name == "sqd_memory":
+        policy["m"] = draw(st.integers(0, servers - policy["d"]))
+    if name == "jsq_sparse":
+        if draw(st.booleans()):
+            policy.update(feedback="asynchronous", rate=draw(st.sampled_from([0.1, 1.0, 5.0])))
+        else:
+            policy["period"] = draw(st.sampled_from([0.2, 2.0, 1e9]))
     if name == "threshold":
         policy["threshold"] = draw(st.integers(1, 3))
     if name == "jbt":

@@ -111,7 +111,8 @@ P_NPARAMS = 8
 P_NP = P_PARAMS + P_NPARAMS
 
 # -- float parameters (Q) ----------------------------------------------------------------
-Q_PERIOD = 0  # the policy's timer period
+Q_PERIOD = 0  # the delay to the policy's next timer event, read after `initialise` and each `timer` call,
+# which may set it (JSQ with asynchronous sparse feedback: exponential gaps); else the fixed period
 Q_PARAMS = 1  # the policy's own float parameters: Q[Q_PARAMS + i], i < Q_NPARAMS
 Q_NPARAMS = 4
 Q_BOUNDS = Q_PARAMS + Q_NPARAMS  # then, with dispatcher_shares, the cumulative shares (the last infinite)

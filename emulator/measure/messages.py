@@ -18,6 +18,7 @@ class Kind(IntEnum):
     IDLE = 2  # server -> dispatcher: JIQ idle token
     REPORT = 3  # server -> dispatcher: JBT-d below-threshold report
     THRESHOLD = 4  # dispatcher -> server: JBT-d threshold broadcast, one per receiving server
+    UPDATE = 5  # server -> dispatcher: a server's length, unasked (jsq_push, jsq_sparse), one per receiver
 
 
 KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)

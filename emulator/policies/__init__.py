@@ -19,9 +19,13 @@ from .base import Policy, PolicyConfig
 from .jbt import JBTPolicy
 from .jiq import JIQPolicy
 from .jsq import JSQPolicy
+from .jsq_push import JSQPushPolicy
+from .jsq_sparse import JSQSparsePolicy
+from .lsq import LSQPolicy
 from .random import RandomPolicy
 from .round_robin import RoundRobinPolicy
 from .sqd import SQDPolicy
+from .sqd_memory import SQDMemoryPolicy
 from .threshold import ThresholdPolicy
 
 REGISTRY: dict[str, type[Policy]] = {
@@ -32,6 +36,10 @@ REGISTRY: dict[str, type[Policy]] = {
     "jiq": JIQPolicy,
     "jbt": JBTPolicy,
     "threshold": ThresholdPolicy,
+    "jsq_push": JSQPushPolicy,
+    "jsq_sparse": JSQSparsePolicy,
+    "lsq": LSQPolicy,
+    "sqd_memory": SQDMemoryPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)

@@ -58,6 +58,23 @@ class LengthIndex:
         if new < self.low:
             self.low = new
 
+    def set(self, sid: int, new: int) -> None:
+        """Index server ``sid`` at length ``new``, whatever it was (a reported or estimated length).
+
+        For lengths that move by one this makes the same moves as `arrived` and
+        `departed`, so an index fed by exact reports picks as JSQ's own does.
+        """
+        old = self.length[sid]
+        if new == old:
+            return
+        self._move(sid, old, new)
+        self.length[sid] = new
+        if new < self.low:
+            self.low = new
+        elif old == self.low:
+            while not self.buckets[self.low]:
+                self.low += 1
+
     def pick(self, u: float) -> int:
         bucket = self.buckets[self.low]
         return bucket[int(u * len(bucket))]

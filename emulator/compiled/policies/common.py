@@ -9,7 +9,8 @@ policy (the driver calls them through `emulator.compiled.policies`' switches):
 - ``initialise(P, Q, counts, length, rng, ubuf, iv, T) -> done`` (the SimPy policy's
   constructor; False when it stopped for list room: called again, it goes on from
   ``iv[I_INIT]``, 0 at the start);
-- ``timer(P, Q, counts, length, rng, ubuf, iv, T, resume) -> done`` (every ``Q[Q_PERIOD]``;
+- ``timer(P, Q, counts, length, rng, ubuf, iv, T, resume) -> done`` (every ``Q[Q_PERIOD]``, which
+  ``initialise`` and ``timer`` may set to make the next gap anything;
   False when it stopped for list room: called again with ``resume``, it goes on from
   ``iv[I_UPDATING]``). The driver marks either done.
 

@@ -1,0 +1,140 @@
+"""Delay against messages per job: where each policy family sits, and the cheapest policy near JSQ.
+
+For each (N, load) of a results folder (``scenarios/sparse_feedback.yaml``), every
+policy's mean wait is set against JSQ's at the same point; a policy is *within 10%*
+when its mean wait is at most 1.1 times JSQ's. `frontier` gives that table, with
+the cheapest such policy per point marked; `figure` draws the trade-off.
+
+    python -m analysis.sparse_feedback results/sparse_feedback   # the table, and sparse_feedback.png
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+
+import matplotlib
+import pandas as pd
+import seaborn as sns
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+
+from .canvas import save
+
+WITHIN = 1.10
+"""A policy is within 10% of JSQ when its mean wait is at most this times JSQ's."""
+
+FAMILIES = {
+    "random": "no information", "round_robin": "no information", "jsq": "JSQ (query all)",
+    "sqd": "SQ(d)", "sqd_memory": "SQ(d) with memory", "lsq": "LSQ", "jiq": "pull (JIQ, JBT-d)",
+    "jbt": "pull (JIQ, JBT-d)", "jsq_push": "push updates", "jsq_sparse": "sparse feedback",
+}
+
+
+def frontier(summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per (N, load, policy): mean wait and its CI, messages per job, the ratio to JSQ's wait.
+
+    ``within`` says whether the mean wait is at most `WITHIN` times JSQ's (point
+    estimates); ``clear`` whether the CIs of both leave no doubt of it (the
+    policy's upper end below 1.1 times JSQ's lower end, or its lower end above 1.1
+    times JSQ's upper end). ``cheapest`` marks, per point, the fewest messages per
+    job among the policies within.
+    """
+    rows = []
+    for (servers, load), group in summary.groupby(["servers", "load"], sort=True):
+        jsq = group[group["policy_name"] == "jsq"]
+        if jsq.empty:
+            raise ValueError(f"no JSQ row at N={servers}, load={load}: the comparison needs it")
+        base, base_ci = float(jsq["mean_wait"].iloc[0]), float(jsq["mean_wait_ci95"].iloc[0])
+        for _, row in group.iterrows():
+            wait, ci = float(row["mean_wait"]), float(row["mean_wait_ci95"])
+            within = wait <= WITHIN * base
+            if row["policy_name"] == "jsq":
+                clear = True  # the reference itself
+            elif within:
+                clear = wait + ci <= WITHIN * (base - base_ci)
+            else:
+                clear = wait - ci > WITHIN * (base + base_ci)
+            rows.append({"servers": servers, "load": load, "policy": row["policy"],
+                         "family": FAMILIES.get(row["policy_name"], row["policy_name"]),
+                         "mean_wait": wait, "mean_wait_ci95": ci, "ratio": wait / base,
+                         "messages_per_job": float(row["messages_per_job"]),
+                         "messages_per_job_ci95": float(row["messages_per_job_ci95"]),
+                         "within": within, "clear": bool(clear)})
+    table = pd.DataFrame(rows)
+    table["cheapest"] = False
+    for _, group in table[table["within"]].groupby(["servers", "load"]):
+        table.loc[group["messages_per_job"].idxmin(), "cheapest"] = True
+    return table
+
+
+def _number(value: float, ci: float) -> str:
+    if ci > 0 and math.isfinite(ci):
+        places = max(0, 1 - math.floor(math.log10(ci)))
+        return f"{value:.{places}f} ± {ci:.{places}f}"
+    return f"{value:.4g}"
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """The frontier as markdown: per point, the policies by messages per job, the cheapest in bold."""
+    lines = ["| N | load | policy | messages/job | mean wait | wait / JSQ's | within 10% |",
+             "|---|---|---|---|---|---|---|"]
+    for (servers, load), group in table.groupby(["servers", "load"], sort=True):
+        for _, row in group.sort_values("messages_per_job").iterrows():
+            verdict = ("yes" if row["within"] else "no") + ("" if row["clear"] else " (CIs overlap 1.1)")
+            policy = f"**{row['policy']}**" if row["cheapest"] else row["policy"]
+            lines.append(f"| {servers} | {load:g} | {policy} | "
+                         f"{_number(row['messages_per_job'], row['messages_per_job_ci95'])} | "
+                         f"{_number(row['mean_wait'], row['mean_wait_ci95'])} | {row['ratio']:.3g} | {verdict} |")
+    return "\n".join(lines)
+
+
+def figure(table: pd.DataFrame, path: Path) -> Path:
+    """Mean wait against messages per job, one panel per (N, load), one colour per family."""
+    points = sorted(set(zip(table["servers"], table["load"], strict=True)))
+    columns = min(2, len(points))
+    rows = math.ceil(len(points) / columns)
+    fig, grid = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.9 * rows + 0.9), squeeze=False)
+    axes = grid.ravel()
+    families = list(dict.fromkeys(FAMILIES.values()))
+    colours = dict(zip(families, sns.color_palette("colorblind", len(families)), strict=True))
+    for ax, (servers, load) in zip(axes, points, strict=False):
+        group = table[(table["servers"] == servers) & (table["load"] == load)]
+        base = float(group.loc[group["policy"] == "JSQ", "mean_wait"].iloc[0])
+        for family, part in group.groupby("family", sort=False):
+            ax.errorbar(part["messages_per_job"], part["mean_wait"], yerr=part["mean_wait_ci95"], fmt="o",
+                        color=colours.get(family), label=family, markersize=5, capsize=2)
+        cheapest = group[group["cheapest"]]
+        ax.scatter(cheapest["messages_per_job"], cheapest["mean_wait"], s=160, facecolors="none",
+                   edgecolors="black", label="fewest messages within 10%")
+        ax.axhline(WITHIN * base, color="grey", linestyle="--", linewidth=1, label="1.1 × JSQ's mean wait")
+        ax.set_xscale("symlog", linthresh=0.1)  # 0 messages (random, round robin) on the axis
+        ax.set_xlim(left=0)
+        ax.set_yscale("log")
+        ax.set_xlabel("control messages per job")
+        ax.set_title(f"N = {servers}, load {load:g}")
+        ax.set_ylabel("mean wait")
+    for ax in axes[len(points):]:
+        ax.set_visible(False)
+    handles, labels = axes[0].get_legend_handles_labels()
+    unique = dict(zip(labels, handles, strict=True))
+    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=4, frameon=False)
+    fig.tight_layout(rect=(0, 0.9 / (3.9 * rows + 0.9), 1, 1))
+    return save(fig, path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path, help="a results folder of scenarios/sparse_feedback.yaml")
+    parser.add_argument("--figure", type=Path, help="where the figure goes (default: FOLDER/sparse_feedback.png)")
+    args = parser.parse_args(argv)
+    table = frontier(pd.read_csv(args.folder / "summary.csv"))
+    print(markdown(table))
+    print(f"wrote {figure(table, args.figure or args.folder / 'sparse_feedback.png')}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

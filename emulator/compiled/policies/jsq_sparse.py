@@ -1,0 +1,88 @@
+"""JSQ with sparse feedback, compiled (`emulator.policies.jsq_sparse`): upper bounds, updates on a timer.
+
+``T.ints[dispatcher]`` holds that dispatcher's bounds and ``T.rr`` where its
+cyclic tie-break starts. Synchronous feedback is the periodic timer; for
+asynchronous feedback the timer hook sets the delay to its next event
+(``Q[Q_PERIOD]``, read by the kernel after each call) to an exponential draw.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...measure.messages import Kind
+from ...policies.jsq_sparse import JSQSparseConfig
+from ..core import uniform
+from ..state import P_D, P_N, P_PARAMS, Q_PARAMS, Q_PERIOD
+from ..tools import Description, Tools
+from .common import nothing_on_arrive, nothing_on_depart
+
+PARAMS = frozenset({"feedback", "period", "rate"})
+UPDATE, ASYNCHRONOUS = P_PARAMS, P_PARAMS + 1
+TOTAL = Q_PARAMS  # asynchronous: the rate of the superposed reports, N x rate
+
+
+def describe(config: JSQSparseConfig, point: Any, speeds: np.ndarray) -> Description:
+    asynchronous = config.feedback == "asynchronous"
+    total = point.servers * config.per_server() if asynchronous else 0.0
+    # Asynchronous: the period is a placeholder that `initialise` replaces with the first gap.
+    return Description(ints=[int(Kind.UPDATE), asynchronous], floats=[total],
+                       period=1.0 if asynchronous else float(config.period or 0.0),
+                       rr=True, int_rows=point.dispatchers)
+
+
+@njit(cache=True, inline="always")
+def _gap(Q: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> None:
+    """The delay to the next asynchronous report, drawn as `JSQSparsePolicy._asynchronous` draws it."""
+    Q[Q_PERIOD] = -math.log(1.0 - uniform(rng, ubuf, iv)) / Q[TOTAL]
+
+
+@njit(cache=True, inline="always")
+def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, T: Tools, sid: int) -> None:
+    for dispatcher in range(P[P_D]):
+        T.ints[dispatcher, sid] = length[sid]
+    counts[P[UPDATE]] += P[P_D]
+
+
+@njit(cache=True)
+def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+               ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
+    if P[ASYNCHRONOUS]:
+        _gap(Q, rng, ubuf, iv)
+    return True
+
+
+@njit(cache=True)
+def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+          ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
+    if P[ASYNCHRONOUS]:
+        _report(P, counts, length, T, int(uniform(rng, ubuf, iv) * P[P_N]))
+        _gap(Q, rng, ubuf, iv)
+        return True
+    for sid in range(P[P_N]):
+        _report(P, counts, length, T, sid)
+    return True
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    n = P[P_N]
+    bound = T.ints[dispatcher]
+    low = bound[0]
+    for sid in range(1, n):
+        if bound[sid] < low:
+            low = bound[sid]
+    sid = T.rr[dispatcher]
+    while bound[sid] != low:  # the first smallest bound in cyclic order from the pointer
+        sid = sid + 1 if sid + 1 < n else 0
+    bound[sid] += 1
+    T.rr[dispatcher] = sid + 1 if sid + 1 < n else 0
+    return sid, False
+
+
+on_arrive, on_depart = nothing_on_arrive, nothing_on_depart

@@ -1,0 +1,75 @@
+"""SQ(d) with memory, compiled (`emulator.policies.sqd_memory`): d drawn plus m remembered, 2 per read.
+
+``T.ints[dispatcher]`` is that dispatcher's memory: its ids in order, then -1
+(m < N, so a row always ends in -1).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...policies.sqd_memory import SQDMemoryConfig
+from ..core import sample, shortest
+from ..state import P_D, P_N, P_PARAMS
+from ..tools import Description, Tools, needs_choice
+from .common import nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
+
+PARAMS = frozenset({"d", "m"})
+D, M = P_PARAMS, P_PARAMS + 1
+
+
+def describe(config: SQDMemoryConfig, point: Any, speeds: np.ndarray) -> Description:
+    d = int(config.d)
+    choice = d if needs_choice(point.servers, d, False) else 0
+    return Description(ints=[d, config.m], sample=d + config.m, choice_at_dispatch=choice,
+                       int_rows=point.dispatchers)
+
+
+@njit(cache=True)
+def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+               ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
+    T.ints[:P[P_D], :] = -1  # every memory empty
+    return True
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    d, m = P[D], P[M]
+    picked, values, memory = T.picked, T.values, T.ints[dispatcher]
+    sample(rng, ubuf, iv, P[P_N], d, False, picked, T.choice)
+    k = d
+    j = 0
+    while j < m and memory[j] >= 0:  # the remembered ids that were not drawn
+        sid = memory[j]
+        drawn = False
+        for i in range(d):
+            if picked[i] == sid:
+                drawn = True
+                break
+        if not drawn:
+            picked[k] = sid
+            k += 1
+        j += 1
+    round_trips(P, counts, k)
+    for i in range(k):
+        values[i] = length[picked[i]]
+    chosen = shortest(values, k, rng, ubuf, iv)
+    server = picked[chosen]
+    if m > 0:
+        values[chosen] += 1  # the job just sent
+        # The m least loaded, by a stable selection: ties in candidate order (drawn first).
+        for slot in range(min(m, k)):
+            best = -1
+            for i in range(k):
+                if picked[i] >= 0 and (best < 0 or values[i] < values[best]):
+                    best = i
+            memory[slot] = picked[best]
+            picked[best] = -1
+    return server, False
+
+
+on_arrive, on_depart, timer = nothing_on_arrive, nothing_on_depart, nothing_timer
