@@ -86,7 +86,9 @@ class JSQSparsePolicy(Policy):
     each server do so at the events of its own Poisson process of ``rate``
     (simulated as their superposition: events at rate N x rate, each from a
     uniformly drawn server). A report that arrives after a newer one from the
-    same server is ignored.
+    same server is ignored. With faults (docs/faults.md) a lost update never
+    arrives: the bound stays the old length plus the jobs sent since. A down
+    server skips its updates; its next one after recovery tells its length.
 
     Messages: N D / period (synchronous) or N D rate (asynchronous) ``update``
     messages per unit time, so per job that over the arrival rate; no queries.
@@ -143,6 +145,8 @@ class JSQSparsePolicy(Policy):
 
     # -- server side -----------------------------------------------------------------
     def _report(self, server: Any) -> None:
+        if not getattr(server, "up", True):  # a down server sends nothing (docs/faults.md); its turn passes
+            return
         sid = server.id
         self.stamp[sid] += 1
         for dispatcher in self.dispatchers:

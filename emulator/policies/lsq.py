@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..measure.messages import NO_REPLY
 from .base import IntOrExpr, Policy, PolicyConfig, queue_length
 from .jsq import LengthIndex
 from .views import DispatcherView, JobView, ModelView, PointView
@@ -29,7 +30,9 @@ class LSQPolicy(Policy):
     server. With zero latency the replies arrive before the decision, so with
     one dispatcher and d = N every estimate is the true length and LSQ is JSQ;
     with latency the job does not wait for them (the paper's dispatchers never
-    wait: the queries refresh the state that later jobs use).
+    wait: the queries refresh the state that later jobs use). With faults
+    (docs/faults.md) a reply that is lost, or a query to a down server, leaves
+    the estimate as it was: a missing reply is no answer, not a length.
 
     Server side: answers queries.
 
@@ -80,4 +83,6 @@ class LSQPolicy(Policy):
 
 
 def _replied(estimates: LengthIndex, sid: int, lengths: list[int]) -> None:
-    estimates.set(sid, lengths[0])
+    # A reply lost or unanswered (faults) reads NO_REPLY: no news, so the estimate stays.
+    if lengths[0] != NO_REPLY:
+        estimates.set(sid, lengths[0])

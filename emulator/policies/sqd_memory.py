@@ -6,6 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from ..measure.messages import NO_REPLY
 from .base import IntOrExpr, Policy, PolicyConfig, queue_length, shortest
 from .views import DispatcherView, JobView, ModelView, PointView
 
@@ -30,7 +31,9 @@ class SQDMemoryPolicy(Policy):
     Messages: a query and a reply for every server whose length is read, so
     between 2d and 2(d + m) per job (2d + 2m once the memory is full and the
     draws miss it). With latency the job waits for all replies, and the memory
-    changes when they are in.
+    changes when they are in. With faults (docs/faults.md) it joins the
+    shortest of the replies that came, and remembers only servers that
+    answered: fewer than m when fewer answered.
 
     References
     ----------
@@ -81,7 +84,9 @@ class SQDMemoryPolicy(Policy):
             if self.m:
                 after = list(lengths)
                 after[chosen] += 1  # the job just sent
-                order = sorted(range(len(ids)), key=after.__getitem__)  # stable: draw order breaks ties
+                # Only servers that answered: a missing reply (NO_REPLY, faults) is no length to remember.
+                answered = [i for i in range(len(ids)) if lengths[i] != NO_REPLY]
+                order = sorted(answered, key=after.__getitem__)  # stable: draw order breaks ties
                 dispatcher.state = [ids[i] for i in order[: self.m]]
             dispatcher.send(job, candidates[chosen])
 
