@@ -277,7 +277,11 @@ def traced(cls: type[Policy], seed: int = 1, **options: Any) -> Any:
 
 
 def check_conservation(trace: Any, where: str = "") -> None:
-    """Every job that arrived is at a dispatcher, in transit, at a server, gone, or blocked."""
+    """Every job that arrived is at a dispatcher, in transit, at a server, gone, blocked or lost.
+
+    Lost: at a failing server with ``on_down: lose`` (docs/faults.md), whether it
+    was there when the server failed or reached it while down.
+    """
     model = trace.model
     received = {job.id for job in trace.jobs}
     assert sorted(received) == list(range(len(received))), f"{where}: job ids out of order or lost"
@@ -285,25 +289,30 @@ def check_conservation(trace: Any, where: str = "") -> None:
     accepted = [job_id for _, _, job_id in trace.accepted]
     left = [job.id for _, _, job in trace.left]
     blocked = [job.id for _, job in trace.blocked]
-    for ids in (sent, accepted, left, blocked):
-        assert len(ids) == len(set(ids)), f"{where}: a job was sent, accepted or finished twice"
+    lost = [job.id for _, job in trace.lost]
+    for ids in (sent, accepted, left, blocked, lost):
+        assert len(ids) == len(set(ids)), f"{where}: a job was sent, accepted, finished or lost twice"
     assert set(sent) <= received and set(accepted) <= set(sent), f"{where}: a job reached a server unsent"
-    assert set(left) | set(blocked) <= set(accepted) and not set(left) & set(blocked), where
+    ends = (set(left), set(blocked), set(lost))
+    assert set().union(*ends) <= set(accepted), f"{where}: a job ended at no server"
+    assert sum(map(len, ends)) == len(set().union(*ends)), f"{where}: a job both served, blocked or lost"
     lengths = [server.length for server in model.servers]
     assert all(length >= 0 for length in lengths), f"{where}: a negative length"
-    assert len(accepted) == len(left) + len(blocked) + sum(lengths), f"{where}: jobs lost at the servers"
+    assert len(accepted) == len(left) + len(blocked) + len(lost) + sum(lengths), f"{where}: jobs lost at the servers"
     assert model.recorder.in_system == sum(lengths), where
     assert model.recorder.transfers == len(sent), f"{where}: transfers outside Dispatcher.send"
     for server in model.servers:
         if server.capacity is not None:
             assert server.length <= server.capacity, f"{where}: a server above its capacity"
-    # The measured jobs all finished: served or blocked, nothing else.
+    # The measured jobs all finished: served, blocked or lost, nothing else.
     metrics = trace.metrics
     measured = [job for job in trace.jobs if job.measured]
     assert len(measured) == metrics["jobs"], where
-    finished = set(left) | set(blocked)
+    finished = set().union(*ends)
     assert all(job.id in finished for job in measured), f"{where}: a measured job never finished"
     assert metrics["blocked_fraction"] == sum(job.blocked for job in measured) / metrics["jobs"], where
+    lost_measured = sum(job.id in ends[2] for job in measured)
+    assert metrics.get("lost_fraction", 0.0) == lost_measured / metrics["jobs"], where
 
 
 def check_timestamps(trace: Any, where: str = "") -> None:

@@ -8,12 +8,13 @@ It wraps a model (before it runs) and records:
   where ``lengths`` are the true lengths of all servers at that moment;
 - ``accepted``: every job reaching a server, ``(time, server id, job id)`` (blocked ones too);
 - ``left``: every departure, ``(time, server id, job)``; ``blocked``: ``(time, job)``;
+- ``lost``: every job lost at a failing server (``on_down: lose``), ``(time, job)``;
 - ``departures``: ``(time, server id, length left behind)`` for every departure;
 - ``asks``: every query round, ``(time, [target ids], replies)`` when the replies are in.
 
 All of it goes through the model's public seams: the recorder's counter list,
 ``Dispatcher.receive``/``send``, ``Server.accept`` (``accept_all`` in slotted time),
-``Recorder.leave``/``block`` and ``Channel.ask``. `emulator.check_policy` and the
+``Recorder.leave``/``block``/``lose`` and ``Channel.ask``. `emulator.check_policy` and the
 tests read a policy's behaviour from it.
 """
 
@@ -53,6 +54,7 @@ class Trace:
         self.accepted: list[tuple[float, int, int]] = []
         self.left: list[tuple[float, int, Any]] = []
         self.blocked: list[tuple[float, Any]] = []
+        self.lost: list[tuple[float, Any]] = []
         self.departures: list[tuple[float, int, int]] = []
         self.asks: list[tuple[float, list[int], list[int]]] = []
         self.metrics: dict[str, float] | None = None
@@ -69,7 +71,7 @@ class Trace:
             self._wrap_server(server)
 
         recorder = model.recorder
-        leave, block = recorder.leave, recorder.block
+        leave, block, lose = recorder.leave, recorder.block, recorder.lose
 
         def on_leave(job: Any, now: float) -> None:
             self.left.append((now, job.server, job))
@@ -80,8 +82,13 @@ class Trace:
             self.blocked.append((env.now, job))
             block(job)
 
+        def on_lose(job: Any, present: bool) -> None:
+            self.lost.append((env.now, job))
+            lose(job, present)
+
         recorder.leave = on_leave  # type: ignore[method-assign]
         recorder.block = on_block  # type: ignore[method-assign]
+        recorder.lose = on_lose  # type: ignore[method-assign]
 
         channel = model.channel
         ask = channel.ask
