@@ -25,7 +25,7 @@ from emulator.measure.messages import KINDS
 
 from . import canvas
 from .cells import Cell
-from .style import policy_style
+from .style import style_of
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -93,7 +93,7 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
     frame = summary.assign(failures=_settings(summary))
     settings = list(dict.fromkeys(frame["failures"]))
     policies = list(dict.fromkeys(frame["policy"]))
-    style = policy_style(policies)
+    style = style_of(frame)
     fig, axes = canvas.figure(len(settings))
     for ax, setting in zip(axes, settings, strict=True):
         part = frame[frame["failures"] == setting]
@@ -103,7 +103,7 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
                         color=style.colors[policy], marker=style.markers[policy], capsize=2, label=policy)
         ax.set_xscale("symlog", linthresh=0.01)
         ax.set_xlabel("message loss probability p")
-        ax.set_ylabel("mean response time")
+        ax.set_ylabel(f"mean response time ({canvas.time_unit(summary)})")
         ax.set_title(setting, fontsize="medium")
         ax.grid(alpha=0.3)
     canvas.legend(fig, axes, title="policy")

@@ -16,12 +16,12 @@ from pathlib import Path
 
 import matplotlib
 import pandas as pd
-import seaborn as sns
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from .canvas import save
+from .style import PALETTE
 
 WITHIN = 1.10
 """A policy is within 10% of JSQ when its mean wait is at most this times JSQ's."""
@@ -98,8 +98,8 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
     rows = math.ceil(len(points) / columns)
     fig, grid = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.9 * rows + 0.9), squeeze=False)
     axes = grid.ravel()
-    families = list(dict.fromkeys(FAMILIES.values()))
-    colours = dict(zip(families, sns.color_palette("colorblind", len(families)), strict=True))
+    # A family wears the colour of its first policy in `analysis.style.PALETTE`, as in every other figure.
+    colours = {family: PALETTE[name][0] for name, family in reversed(FAMILIES.items())}
     for ax, (servers, load) in zip(axes, points, strict=False):
         group = table[(table["servers"] == servers) & (table["load"] == load)]
         base = float(group.loc[group["policy"] == "JSQ", "mean_wait"].iloc[0])
@@ -111,11 +111,11 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
                    edgecolors="black", label="fewest messages within 10%")
         ax.axhline(WITHIN * base, color="grey", linestyle="--", linewidth=1, label="1.1 × JSQ's mean wait")
         ax.set_xscale("symlog", linthresh=0.1)  # 0 messages (random, round robin) on the axis
-        ax.set_xlim(left=0)
+        ax.set_xlim(0, 3 * group["messages_per_job"].max())  # room for JSQ's point at the right
         ax.set_yscale("log")
         ax.set_xlabel("control messages per job")
         ax.set_title(f"N = {servers}, load {load:g}")
-        ax.set_ylabel("mean wait")
+        ax.set_ylabel("mean wait (mean service times)")
     for ax in axes[len(points):]:
         ax.set_visible(False)
     handles, labels = axes[0].get_legend_handles_labels()

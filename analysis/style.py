@@ -27,18 +27,24 @@ PALETTE: dict[str, tuple[str, str]] = {
     "jiq": ("#029e73", "v"),
     "jbt": ("#6a3d9a", "P"),
     "threshold": ("#cc78bc", "X"),
+    "jsq_push": ("#56b4e9", "*"),
+    "jsq_sparse": ("#12711c", ">"),
+    "lsq": ("#d55e00", "h"),
+    "sqd_memory": ("#8c0800", "p"),
 }
 """Registered policy name -> (colour, marker)."""
 
-SPARE = (("#56b4e9", "*"), ("#d55e00", "h"), ("#001c7f", "<"), ("#12711c", ">"), ("#8c0800", "p"),
-         ("#591e71", "d"), ("#3c3c3c", "H"), ("#b8850a", "8"))
+SPARE = (("#001c7f", "<"), ("#591e71", "d"), ("#3c3c3c", "H"), ("#b8850a", "8"), ("#00a2a8", "8"),
+         ("#a6761d", "<"), ("#e7298a", "d"), ("#66a61e", "H"))
 """Colours and markers for policies outside `PALETTE` (plug-ins), in order of appearance in a folder."""
 
 VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
 
 KIND_COLORS = {"query": "#0173b2", "reply": "#56b4e9", "idle": "#029e73", "report": "#d55e00",
-               "threshold": "#cc78bc"}
+               "threshold": "#cc78bc", "update": "#6a3d9a"}
 """Message kind -> colour: query and reply in two blues (they come in pairs), the others apart."""
+
+assert len({c for c, _ in PALETTE.values()}) == len(PALETTE), "one colour per policy"
 
 
 @dataclass(frozen=True)
