@@ -475,6 +475,21 @@ def _uniform_blocks(rng: np.random.Generator) -> Iterator[np.ndarray]:
         yield np.concatenate([rng.random(BATCH) for _ in range(CHUNK)])
 
 
+def _exponential_blocks(rng: np.random.Generator, mean: float) -> Iterator[np.ndarray]:
+    """``rng.exponential(mean, BATCH)`` blocks, CHUNK at a time, in one buffer refilled in place.
+
+    Exponential draws are taken one by one from the stream, and numpy's
+    ``exponential(mean)`` is ``mean * standard_exponential()``: the same floats as
+    the SimPy engine's blocks, without an allocation and a copy per refill. The
+    kernel has read the whole buffer before it asks for the next one.
+    """
+    block = np.empty(BATCH * CHUNK)
+    while True:
+        rng.standard_exponential(out=block)
+        block *= mean
+        yield block
+
+
 def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
     """`Law.sampler`'s draws (or a trace's sizes), in its BATCH blocks."""
     workload = point.scenario.workload
@@ -489,6 +504,8 @@ def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
         while True:
             yield block
     rng = generator(seed, "sizes")
+    if law.kind == "exponential":
+        yield from _exponential_blocks(rng, float(law.mean))
     while True:
         yield np.concatenate([law._draw(rng, BATCH) for _ in range(CHUNK)])
 
@@ -499,9 +516,8 @@ def _gap_blocks(point: Point, rate: float, seed: int) -> Iterator[tuple[np.ndarr
     rng = generator(seed, "arrivals")
     options = arrival.gap_options()
     if arrival.kind == "poisson":
-        mean = 1.0 / rate
-        while True:
-            yield np.concatenate([rng.exponential(mean, BATCH) for _ in range(CHUNK)]), False
+        for block in _exponential_blocks(rng, 1.0 / rate):
+            yield block, False
     if arrival.kind == "deterministic":
         block = np.full(BATCH * CHUNK, 1.0 / rate)
         while True:
