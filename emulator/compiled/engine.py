@@ -277,7 +277,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
     jobs = _Jobs(n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
-    heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
+    heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
 
     policy_rng = generator(seed, "policy")
@@ -325,7 +325,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             jobs.grow(iv)
         elif status == S.NEED_HEAP:
             heap = np.concatenate([heap, np.zeros_like(heap)])
-            iv[S.I_HEAP_CAP] = len(heap)
+            iv[S.I_HEAP_CAP] = len(heap) // 3
         elif status == S.NEED_LEVELS:
             toolkit.grow_levels(iv)
         elif status == S.NEED_OCCUPANCY:
