@@ -89,27 +89,49 @@ def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
 
 
 @njit(cache=True, inline="always")
+def _before(ta: float, ea: float, tb: float, eb: float) -> bool:
+    """Whether record (ta, ea) comes before (tb, eb): without short circuits, so that it compiles to selects."""
+    return (ta < tb) | ((ta == tb) & (ea < eb))
+
+
+@njit(cache=True, inline="always")
 def _sift_down(heap: np.ndarray, size: int, t: float, eid: float, code: float) -> None:
-    """Put record (t, eid, code) at the root of the ``size`` records and move it down to its place."""
+    """Put record (t, eid, code) at the root of the ``size`` records and move it down to its place.
+
+    Where a record has all four children, the first of them is found by a tournament
+    of selects (two pairs, then their winners) rather than by branches, whose outcome
+    on random times the processor cannot predict.
+    """
     i = 0
     while True:
         first = 4 * i + 1
-        if first >= size:
+        if first + 3 < size:
+            k0 = 3 * first
+            k1, k2, k3 = k0 + 3, k0 + 6, k0 + 9
+            t0, e0, t1, e1 = heap[k0], heap[k0 + 1], heap[k1], heap[k1 + 1]
+            t2, e2, t3, e3 = heap[k2], heap[k2 + 1], heap[k3], heap[k3 + 1]
+            one = _before(t1, e1, t0, e0)
+            ka, ta, ea = (k1 if one else k0), (t1 if one else t0), (e1 if one else e0)
+            three = _before(t3, e3, t2, e2)
+            kb, tb, eb = (k3 if three else k2), (t3 if three else t2), (e3 if three else e2)
+            second = _before(tb, eb, ta, ea)
+            b, bt, be = (kb if second else ka), (tb if second else ta), (eb if second else ea)
+        elif first < size:
+            b = 3 * first
+            bt, be = heap[b], heap[b + 1]
+            for j in range(first + 1, size):
+                k = 3 * j
+                jt = heap[k]
+                if jt < bt or (jt == bt and heap[k + 1] < be):
+                    b, bt, be = k, jt, heap[k + 1]
+        else:
             break
-        best = first
-        b = 3 * first
-        bt, be = heap[b], heap[b + 1]
-        for j in range(first + 1, min(first + 4, size)):
-            k = 3 * j
-            jt = heap[k]
-            if jt < bt or (jt == bt and heap[k + 1] < be):
-                best, b, bt, be = j, k, jt, heap[k + 1]
         if bt < t or (bt == t and be < eid):
             r = 3 * i
             heap[r] = bt
             heap[r + 1] = be
             heap[r + 2] = heap[b + 2]
-            i = best
+            i = b // 3
         else:
             break
     r = 3 * i
