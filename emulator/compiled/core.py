@@ -111,27 +111,27 @@ def _sift_down(heap: np.ndarray, size: int, t: float, eid: float, code: float) -
             t0, e0, t1, e1 = heap[k0], heap[k0 + 1], heap[k1], heap[k1 + 1]
             t2, e2, t3, e3 = heap[k2], heap[k2 + 1], heap[k3], heap[k3 + 1]
             one = _before(t1, e1, t0, e0)
-            ka, ta, ea = (k1 if one else k0), (t1 if one else t0), (e1 if one else e0)
+            ja, ta, ea = (first + 1 if one else first), (t1 if one else t0), (e1 if one else e0)
             three = _before(t3, e3, t2, e2)
-            kb, tb, eb = (k3 if three else k2), (t3 if three else t2), (e3 if three else e2)
+            jb, tb, eb = (first + 3 if three else first + 2), (t3 if three else t2), (e3 if three else e2)
             second = _before(tb, eb, ta, ea)
-            b, bt, be = (kb if second else ka), (tb if second else ta), (eb if second else ea)
+            best, bt, be = (jb if second else ja), (tb if second else ta), (eb if second else ea)
         elif first < size:
-            b = 3 * first
-            bt, be = heap[b], heap[b + 1]
+            best = first
+            bt, be = heap[3 * first], heap[3 * first + 1]
             for j in range(first + 1, size):
                 k = 3 * j
                 jt = heap[k]
                 if jt < bt or (jt == bt and heap[k + 1] < be):
-                    b, bt, be = k, jt, heap[k + 1]
+                    best, bt, be = j, jt, heap[k + 1]
         else:
             break
         if bt < t or (bt == t and be < eid):
             r = 3 * i
             heap[r] = bt
             heap[r + 1] = be
-            heap[r + 2] = heap[b + 2]
-            i = b // 3
+            heap[r + 2] = heap[3 * best + 2]
+            i = best
         else:
             break
     r = 3 * i
