@@ -58,8 +58,9 @@ else:
 # kernel schedules is NORMAL (the URGENT process initialisations at time 0 are replayed
 # in order before the loop starts), so (time, id) is the order: ids are unique, so any
 # correct priority queue pops the same sequence. This one is a 4-ary heap of records
-# (time, id, code) in one float64 array (ids and codes are integers below 2**53): a
-# record and its siblings share cache lines, which matters once N is large.
+# (time, id, code), three consecutive float64 of one flat array (ids and codes are
+# integers below 2**53): a record and its siblings share cache lines, which matters once
+# N is large, and a record's place is 3 i, with no row stride to reload.
 
 
 @njit(cache=True, inline="always")
@@ -71,47 +72,94 @@ def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
     iv[I_HEAP] = i + 1
     while i > 0:
         parent = (i - 1) >> 2
-        pt = heap[parent, 0]
-        if t < pt or (t == pt and eid < heap[parent, 1]):
-            heap[i, 0] = pt
-            heap[i, 1] = heap[parent, 1]
-            heap[i, 2] = heap[parent, 2]
+        p = 3 * parent
+        pt = heap[p]
+        if t < pt or (t == pt and eid < heap[p + 1]):
+            r = 3 * i
+            heap[r] = pt
+            heap[r + 1] = heap[p + 1]
+            heap[r + 2] = heap[p + 2]
             i = parent
         else:
             break
-    heap[i, 0] = t
-    heap[i, 1] = eid
-    heap[i, 2] = code
+    r = 3 * i
+    heap[r] = t
+    heap[r + 1] = eid
+    heap[r + 2] = code
+
+
+@njit(cache=True, inline="always")
+def _before(ta: float, ea: float, tb: float, eb: float) -> bool:
+    """Whether record (ta, ea) comes before (tb, eb): without short circuits, so that it compiles to selects."""
+    return (ta < tb) | ((ta == tb) & (ea < eb))
+
+
+@njit(cache=True, inline="always")
+def _sift_down(heap: np.ndarray, size: int, t: float, eid: float, code: float) -> None:
+    """Put record (t, eid, code) at the root of the ``size`` records and move it down to its place.
+
+    Where a record has all four children, the first of them is found by a tournament
+    of selects (two pairs, then their winners) rather than by branches, whose outcome
+    on random times the processor cannot predict.
+    """
+    i = 0
+    while True:
+        first = 4 * i + 1
+        if first + 3 < size:
+            k0 = 3 * first
+            k1, k2, k3 = k0 + 3, k0 + 6, k0 + 9
+            t0, e0, t1, e1 = heap[k0], heap[k0 + 1], heap[k1], heap[k1 + 1]
+            t2, e2, t3, e3 = heap[k2], heap[k2 + 1], heap[k3], heap[k3 + 1]
+            one = _before(t1, e1, t0, e0)
+            ja, ta, ea = (first + 1 if one else first), (t1 if one else t0), (e1 if one else e0)
+            three = _before(t3, e3, t2, e2)
+            jb, tb, eb = (first + 3 if three else first + 2), (t3 if three else t2), (e3 if three else e2)
+            second = _before(tb, eb, ta, ea)
+            best, bt, be = (jb if second else ja), (tb if second else ta), (eb if second else ea)
+        elif first < size:
+            best = first
+            bt, be = heap[3 * first], heap[3 * first + 1]
+            for j in range(first + 1, size):
+                k = 3 * j
+                jt = heap[k]
+                if jt < bt or (jt == bt and heap[k + 1] < be):
+                    best, bt, be = j, jt, heap[k + 1]
+        else:
+            break
+        if bt < t or (bt == t and be < eid):
+            r = 3 * i
+            heap[r] = bt
+            heap[r + 1] = be
+            heap[r + 2] = heap[3 * best + 2]
+            i = best
+        else:
+            break
+    r = 3 * i
+    heap[r] = t
+    heap[r + 1] = eid
+    heap[r + 2] = code
 
 
 @njit(cache=True, inline="always")
 def pop(heap: np.ndarray, iv: np.ndarray) -> None:
-    """Remove the first event (read it from row 0 before)."""
+    """Remove the first event (read it from ``heap[0:3]`` before)."""
     size = iv[I_HEAP] - 1
     iv[I_HEAP] = size
-    if size == 0:
-        return
-    t, eid, code = heap[size, 0], heap[size, 1], heap[size, 2]
-    i = 0
-    while True:
-        first = 4 * i + 1
-        if first >= size:
-            break
-        best, bt, be = first, heap[first, 0], heap[first, 1]
-        for j in range(first + 1, min(first + 4, size)):
-            jt = heap[j, 0]
-            if jt < bt or (jt == bt and heap[j, 1] < be):
-                best, bt, be = j, jt, heap[j, 1]
-        if bt < t or (bt == t and be < eid):
-            heap[i, 0] = bt
-            heap[i, 1] = be
-            heap[i, 2] = heap[best, 2]
-            i = best
-        else:
-            break
-    heap[i, 0] = t
-    heap[i, 1] = eid
-    heap[i, 2] = code
+    if size > 0:
+        r = 3 * size
+        _sift_down(heap, size, heap[r], heap[r + 1], heap[r + 2])
+
+
+@njit(cache=True, inline="always")
+def replace_first(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
+    """`pop`, then `push` (t, code): one pass down the heap instead of two.
+
+    The popped record has the smallest (time, id) of all, so it may stay at the
+    root while the caller works (a `push` cannot pass it) until this replaces it.
+    """
+    eid = float(iv[I_EID])
+    iv[I_EID] += 1
+    _sift_down(heap, iv[I_HEAP], t, eid, code)
 
 
 # -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --

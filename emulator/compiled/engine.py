@@ -284,7 +284,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
     jobs = _Jobs(n + 64, iv)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
-    heap = np.zeros((heap_cap, 3))  # (time, id, code) records: `core.push`
+    heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
 
     policy_rng = generator(seed, "policy")
@@ -332,7 +332,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             jobs.grow(iv)
         elif status == S.NEED_HEAP:
             heap = np.concatenate([heap, np.zeros_like(heap)])
-            iv[S.I_HEAP_CAP] = len(heap)
+            iv[S.I_HEAP_CAP] = len(heap) // 3
         elif status == S.NEED_LEVELS:
             toolkit.grow_levels(iv)
         elif status == S.NEED_OCCUPANCY:
@@ -484,6 +484,21 @@ def _uniform_blocks(rng: np.random.Generator) -> Iterator[np.ndarray]:
         yield np.concatenate([rng.random(BATCH) for _ in range(CHUNK)])
 
 
+def _exponential_blocks(rng: np.random.Generator, mean: float) -> Iterator[np.ndarray]:
+    """``rng.exponential(mean, BATCH)`` blocks, CHUNK at a time, in one buffer refilled in place.
+
+    Exponential draws are taken one by one from the stream, and numpy's
+    ``exponential(mean)`` is ``mean * standard_exponential()``: the same floats as
+    the SimPy engine's blocks, without an allocation and a copy per refill. The
+    kernel has read the whole buffer before it asks for the next one.
+    """
+    block = np.empty(BATCH * CHUNK)
+    while True:
+        rng.standard_exponential(out=block)
+        block *= mean
+        yield block
+
+
 def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
     """`Law.sampler`'s draws (or a trace's sizes), in its BATCH blocks."""
     workload = point.scenario.workload
@@ -498,6 +513,8 @@ def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
         while True:
             yield block
     rng = generator(seed, "sizes")
+    if law.kind == "exponential":
+        yield from _exponential_blocks(rng, float(law.mean))
     while True:
         yield np.concatenate([law._draw(rng, BATCH) for _ in range(CHUNK)])
 
@@ -508,9 +525,8 @@ def _gap_blocks(point: Point, rate: float, seed: int) -> Iterator[tuple[np.ndarr
     rng = generator(seed, "arrivals")
     options = arrival.gap_options()
     if arrival.kind == "poisson":
-        mean = 1.0 / rate
-        while True:
-            yield np.concatenate([rng.exponential(mean, BATCH) for _ in range(CHUNK)]), False
+        for block in _exponential_blocks(rng, 1.0 / rate):
+            yield block, False
     if arrival.kind == "deterministic":
         block = np.full(BATCH * CHUNK, 1.0 / rate)
         while True:

@@ -4,7 +4,9 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
 (time, then scheduling order; see `core.push`):
 
 - the source is a process that waits ``Timeout(gap)`` per arrival; batch members
-  (gap 0) arrive in the same step, without an event;
+  (gap 0) arrive in the same step, without an event. Its one pending timeout is
+  kept beside the heap, with its event id, and compared with the heap's first
+  event in the same (time, id) order: a push and a pop fewer per job;
 - a FIFO server's process waits for the end of each service: one event per job,
   scheduled when its service starts (on arrival at an idle server, or at the
   departure of the job before it);
@@ -29,15 +31,15 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
-from .core import list_room, pop, push, unmanaged
+from .core import list_room, pop, push, replace_first, unmanaged
 from .policies import dispatch, initialise, on_arrive, on_depart, timer
 from .state import (
-    ARRIVAL,
     DONE,
     EMPTY,
     F_A0,
     F_A1,
     F_AREA,
+    F_ARRIVAL,
     F_LAST,
     F_NOW,
     F_SUM_RESPONSE,
@@ -45,11 +47,13 @@ from .state import (
     F_T0,
     F_T1,
     FLUSH,
+    I_ARRIVAL_EID,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
     I_CHOICE_N,
     I_EDGES,
+    I_EID,
     I_FINISHED,
     I_FREE,
     I_GAP,
@@ -295,8 +299,10 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     return NEED_GAPS
                 gap = gaps[iv[I_GAP]]
                 iv[I_GAP] += 1
-                if gap > 0.0:
-                    push(heap, iv, fv[F_NOW] + gap, ARRIVAL)
+                if gap > 0.0:  # its timeout: an event, with the next id, kept beside the heap
+                    fv[F_ARRIVAL] = fv[F_NOW] + gap
+                    iv[I_ARRIVAL_EID] = iv[I_EID]
+                    iv[I_EID] += 1
                     iv[I_SRC] = 0
                 else:
                     iv[I_SRC] = 1
@@ -305,11 +311,19 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
             return DONE
         if iv[I_NRESP] >= RESPONSE_BATCH:
             return FLUSH
-        if iv[I_HEAP] == 0:
+        waiting = iv[I_SRC] == 0  # the source's timeout is pending
+        if iv[I_HEAP] == 0 and not waiting:
             return EMPTY
         if budget <= 0:
             return PAUSE
-        code = int(heap[0, 2])
+        if waiting:  # the source's timeout is next if it comes first in (time, id) order
+            due = fv[F_ARRIVAL]
+            if iv[I_HEAP] == 0 or due < heap[0] or (due == heap[0] and float(iv[I_ARRIVAL_EID]) < heap[1]):
+                fv[F_NOW] = due
+                budget -= 1
+                iv[I_SRC] = 1
+                continue
+        code = int(heap[2])
         kind = code & 3
         if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
             iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
@@ -317,13 +331,12 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
             return NEED_LISTS  # e.g. a token or a report after the departure
         # -- the next event -----------------------------------------------------------------
-        now = heap[0, 0]
+        now = heap[0]
         fv[F_NOW] = now
-        pop(heap, iv)
+        if kind != SERVICE_END:  # a FIFO server's record stays first until its next service replaces it
+            pop(heap, iv)
         budget -= 1
-        if kind == ARRIVAL:
-            iv[I_SRC] = 1
-        elif kind == SERVICE_END or kind == POOL_END:
+        if kind == SERVICE_END or kind == POOL_END:
             if kind == SERVICE_END:  # the FIFO server's first job leaves
                 sid = code >> 2
                 slot = head[sid]
@@ -344,8 +357,10 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 following = head[sid]
                 if following >= 0:
                     j_start[following] = now
-                    push(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
-                         SERVICE_END + 4 * sid)
+                    replace_first(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
+                                  SERVICE_END + 4 * sid)
+                else:
+                    pop(heap, iv)
         else:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it one by one)
             if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, False):
                 return NEED_LISTS  # it goes on at the next call, before anything else

@@ -63,7 +63,8 @@ I_NODE_FREE = 37  # head of the free list of membership nodes (-1: none)
 I_INIT = 38  # the policy's construction (its `initialise`) goes on at this server (-1: done)
 I_UPDATING = 39  # the policy's timer step goes on at this server (-1: none; JBT-d's update)
 I_UPDATE_R = 40  # that step's value (the update's threshold)
-I_NIV = 41
+I_ARRIVAL_EID = 41  # the event id of the source's pending timeout (kept beside the heap: F_ARRIVAL)
+I_NIV = 42
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -82,7 +83,8 @@ F_LOW_SINCE = 12
 F_LOW_AREA = 13
 F_SPREAD0 = 14  # high_area - low_area at the window's edges
 F_SPREAD1 = 15
-F_NFV = 16
+F_ARRIVAL = 16  # the time of the source's pending timeout (while I_SRC is 0)
+F_NFV = 17
 
 # -- parameters (P, int64) --------------------------------------------------------------
 P_POLICY = 0  # the policy's code (`compiled.policies.CODES`, from the registry)
@@ -119,7 +121,7 @@ Q_BOUNDS = Q_PARAMS + Q_NPARAMS  # then, with dispatcher_shares, the cumulative 
 Q_NQ = Q_BOUNDS
 
 # -- event kinds (low two bits of an event's code; the rest is its argument) -------------
-ARRIVAL = 0  # the source's timeout
+ARRIVAL = 0  # the source's timeout (never in the heap: kept beside it, F_ARRIVAL and I_ARRIVAL_EID)
 SERVICE_END = 1  # a FIFO server's service end (argument: server)
 POOL_END = 2  # a pool task's completion (argument: job slot)
 TIMER = 3  # the policy's timer (JBT-d's threshold update)

@@ -81,9 +81,13 @@ class QuantileSketch:
         values = np.maximum(values, self.TINY)
         with np.errstate(over="ignore"):
             scaled = values / self.LOW
-        # values / LOW overflows above about 1.8e299: take the difference of logs there instead.
-        logs = np.where(np.isfinite(scaled), np.log(scaled), np.log(values) - math.log(self.LOW))
-        index = np.floor(logs / math.log(self.RATIO)).astype(np.int64)
+        finite = np.isfinite(scaled)
+        if finite.all():  # the usual case: one log per value, computed in place
+            logs = np.log(scaled, out=scaled)
+        else:  # values / LOW overflows above about 1.8e299: take the difference of logs there instead
+            logs = np.where(finite, np.log(scaled), np.log(values) - math.log(self.LOW))
+        np.divide(logs, math.log(self.RATIO), out=logs)
+        index = np.floor(logs, out=logs).astype(np.int64)
         low, high = int(index.min()), int(index.max())
         size = self.counts.size
         if size == 0 or low < self.first or high >= self.first + size:  # widen the kept range
