@@ -14,10 +14,9 @@ and writes the figure (default ``DIR/faults.png``).
 from __future__ import annotations
 
 import argparse
-import ast
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
@@ -26,29 +25,12 @@ from emulator.measure.messages import KINDS
 from . import canvas
 from .cells import Cell
 from .style import style_of
+from .sweep import failure_label
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 LOSS, FAILURES = "network.loss", "system.failures"
-
-
-def failure_label(value: Any) -> str:
-    """A short name for a ``system.failures`` value as summary.csv holds it.
-
-    Examples
-    --------
-    >>> failure_label(float("nan"))
-    'no failures'
-    >>> failure_label("{'up': {'kind': 'exponential', 'mean': 200}, 'down': {'kind': 'exponential', "
-    ...               "'mean': 5}, 'on_down': 'lose'}")
-    'failures (up 200, down 5), lose'
-    """
-    failures = ast.literal_eval(value) if isinstance(value, str) else value  # summary.csv holds its repr
-    if failures is None or (isinstance(failures, float) and math.isnan(failures)):
-        return "no failures"
-    up, down = failures["up"].get("mean", 1), failures["down"].get("mean", 1)
-    return f"failures (up {up:g}, down {down:g}), {failures.get('on_down', 'hold')}"
 
 
 def _settings(summary: pd.DataFrame) -> pd.Series:

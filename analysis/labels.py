@@ -8,9 +8,10 @@ from __future__ import annotations
 from typing import Any
 
 from .pivot import Entry, Pivot
-from .sweep import short_name, value_label
+from .sweep import short_name, shown, value_label
 
-KEY_NAMES = {"workload.load": "load", "load": "load", "system.servers": "N", "servers": "N"}
+KEY_NAMES = {"workload.load": "load", "load": "load", "system.servers": "N", "servers": "N",
+             "network.loss": "loss", "system.failures": "failures"}
 
 
 def key_name(key: str) -> str:
@@ -25,7 +26,7 @@ def key_name(key: str) -> str:
 
 def header(table: Pivot, c: int, sep: str) -> str:
     metric, combo = table.columns[c]
-    where = ", ".join(f"{key_name(k)}={value_label(v)}" for k, v in zip(table.col_keys, combo, strict=True)
+    where = ", ".join(f"{key_name(k)}={shown(k, v)}" for k, v in zip(table.col_keys, combo, strict=True)
                       if not isinstance(v, Entry))
     entry = next((v for v in combo if isinstance(v, Entry)), None)
     if entry is not None:
@@ -35,13 +36,14 @@ def header(table: Pivot, c: int, sep: str) -> str:
 
 
 def key_cells(table: Pivot, r: int) -> list[str]:
-    """Row key values, blank where they repeat the row above (outer keys only)."""
+    """Row key values as they read (`analysis.sweep.shown`), blank where they repeat the row above
+    (outer keys only)."""
     out = []
     same = r > 0
     for k, (key, value) in enumerate(zip(table.row_keys, table.rows[r], strict=True)):
         above = table.rows[r - 1][k] if r > 0 else None
         same = same and key != "policy" and value_label(above) == value_label(value)
-        out.append("" if same else str(value) if isinstance(value, Entry) else value_label(value))
+        out.append("" if same else str(value) if isinstance(value, Entry) else shown(key, value))
     return out
 
 
@@ -55,8 +57,8 @@ def span(table: Pivot, metric: str) -> str:
 def sub(table: Pivot, combo: tuple[Any, ...]) -> str:
     """Header of one column under its metric's title: the value alone when one key goes across."""
     if len(table.col_keys) == 1:
-        return str(combo[0]) if isinstance(combo[0], Entry) else value_label(combo[0])
-    return ", ".join(str(v) if isinstance(v, Entry) else f"{key_name(k)}={value_label(v)}"
+        return str(combo[0]) if isinstance(combo[0], Entry) else shown(table.col_keys[0], combo[0])
+    return ", ".join(str(v) if isinstance(v, Entry) else f"{key_name(k)}={shown(k, v)}"
                      for k, v in zip(table.col_keys, combo, strict=True))
 
 

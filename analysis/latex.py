@@ -46,7 +46,7 @@ MARGIN = 0.97
 SCALE = 1.05
 """Correction of the glyph widths below: the estimates then run 0-6% over pdflatex's widths."""
 BREAK = 90.0
-"""Row keys wider than this (pt) break after their last comma, onto a second line."""
+"""Row keys wider than this (pt) break after commas, onto as many lines as keep each within it."""
 TABCOLSEP = 4.0
 """``\\tabcolsep`` set in the table, pt."""
 
@@ -101,17 +101,36 @@ def _name(key: str) -> str:
 
 def _key_lines(table: Pivot, r: int) -> list[list[str]]:
     """Each row key's lines: a theory row drops its policy's name (it sits under it) and is indented;
-    a long key breaks after its last comma."""
+    a long key breaks after commas (`_wrap`)."""
     out = []
     for key, text in zip(table.row_keys, key_cells(table, r), strict=True):
         entry = table.rows[r][table.row_keys.index(key)]
         indent = ""
         if key == "policy" and isinstance(entry, Entry) and entry.kind == THEORY:
             text, indent = text.removeprefix(f"{entry.policy}: "), "  "
-        head, comma, tail = text.rpartition(", ")
-        lines = [text] if not comma or text_width(indent + text) <= BREAK else [head + ",", tail]
-        out.append([indent + line for line in lines])
+        out.append([indent + line for line in _wrap(indent + text)])
     return out
+
+
+def _wrap(text: str) -> list[str]:
+    """``text`` in lines of whole comma-separated parts, each line within `BREAK` where a part allows.
+
+    Examples
+    --------
+    >>> _wrap("M/M/N (Erlang C), lower bound")
+    ['M/M/N (Erlang C),', 'lower bound']
+    >>> _wrap("failures (up 200, down 5), hold")
+    ['failures (up 200,', 'down 5), hold']
+    """
+    parts = text.split(", ")
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if text_width(f"{lines[-1]}, {part}") <= BREAK:
+            lines[-1] += f", {part}"
+        else:
+            lines[-1] += ","
+            lines.append(part)
+    return lines
 
 
 def _key_tex(lines: list[str], theory: bool) -> str:

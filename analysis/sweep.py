@@ -10,7 +10,9 @@ stays cheap.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import ast
+import math
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -68,6 +70,42 @@ def value_label(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:g}"
     return str(value)
+
+
+def failure_label(value: Any) -> str:
+    """A short name for a ``system.failures`` value as summary.csv holds it.
+
+    Examples
+    --------
+    >>> failure_label(float("nan"))
+    'no failures'
+    >>> failure_label("{'up': {'kind': 'exponential', 'mean': 200}, 'down': {'kind': 'exponential', "
+    ...               "'mean': 5}, 'on_down': 'lose'}")
+    'failures (up 200, down 5), lose'
+    """
+    failures = ast.literal_eval(value) if isinstance(value, str) else value  # summary.csv holds its repr
+    if failures is None or (isinstance(failures, float) and math.isnan(failures)):
+        return "no failures"
+    up, down = failures["up"].get("mean", 1), failures["down"].get("mean", 1)
+    return f"failures (up {up:g}, down {down:g}), {failures.get('on_down', 'hold')}"
+
+
+LABELS: dict[str, Callable[[Any], str]] = {"system.failures": failure_label}
+"""Keys whose values are laws or settings too long to read raw, and how each reads instead."""
+
+
+def shown(key: str, value: Any) -> str:
+    """A key's value as a table or figure shows it: `value_label`, or the key's own label in `LABELS`.
+
+    Matching values stays with `value_label`: a short label may leave out what tells two values apart.
+
+    Examples
+    --------
+    >>> shown("network.loss", 0.05), shown("system.failures", "None")
+    ('0.05', 'no failures')
+    """
+    label = LABELS.get(key)
+    return label(value) if label is not None else value_label(value)
 
 
 def describe(keys: Sequence[str], values: Sequence[Any]) -> str:

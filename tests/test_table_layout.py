@@ -13,8 +13,8 @@ import pytest
 
 import emulator
 from analysis.cells import Cell
-from analysis.latex import LINEWIDTH, fits, latex, width
-from analysis.pivot import Value
+from analysis.latex import BREAK, LINEWIDTH, _key_lines, fits, latex, text_width, width
+from analysis.pivot import Value, split
 from analysis.render import frame, render, styler
 from analysis.tables import comparison_table, pivot
 from emulator.cli import main
@@ -227,3 +227,32 @@ def test_render_refuses_a_bad_width_or_layout() -> None:
                            ({"format": "latex", "layout": "tiny"}, "--layout")):
         with pytest.raises(emulator.ScenarioError, match=named):
             render(table, **options)  # type: ignore[arg-type]
+
+
+def test_a_swept_failure_law_reads_short_and_a_long_row_key_wraps() -> None:
+    import doctest
+
+    import analysis.latex
+    import analysis.sweep
+
+    assert all(doctest.testmod(module).failed == 0 for module in (analysis.sweep, analysis.latex))
+    law = {"up": {"kind": "exponential", "mean": 200}, "down": {"kind": "exponential", "mean": 5}}
+    settings = ["None", repr({**law, "on_down": "hold"}), repr({**law, "on_down": "lose"})]  # as summary.csv
+    rows = [{"scenario": "laws", "point": 2 * s + i, "policy": policy, "servers": 20, "discipline": "fifo",
+             "load": 0.9, "network.loss": loss, "system.failures": setting, "replications": 2,
+             "mean_response": 2.0 + loss + s, "mean_response_ci95": 0.1, "messages_per_job": 3.0,
+             "messages_per_job_ci95": 0.01}
+            for s, setting in enumerate(settings) for i, loss in enumerate((0.0, 0.05)) for policy in ("JSQ", "JIQ")]
+    table = pivot(pd.DataFrame(rows), theory=False)
+    assert table.row_keys == ["system.failures", "policy"] and len(table.rows) == 6  # hold and lose stay apart
+    text = comparison_table(pd.DataFrame(rows), theory=False)
+    body = latex(table)
+    for shown in (text, body):
+        assert "'kind'" not in shown and "no failures" in shown and "loss" in shown
+    assert "failures (up 200, down 5), hold" in text
+    # The long setting wraps at its commas into lines of at most BREAK; each metric's table then fits.
+    assert "failures (up 200, \\\\ \\quad down 5), hold" in body
+    lines = [line for r in range(len(table.rows)) for line in _key_lines(table, r)[0]]
+    assert max(map(text_width, lines)) <= BREAK < text_width("failures (up 200, down 5), lose")
+    parts = split(table, fits)
+    assert len(parts) == body.count("\\begin{table}") == 2 and all(map(fits, parts))  # one per metric
