@@ -183,7 +183,10 @@ def available() -> bool:
 
 
 COMPILE_SECONDS = 30
-"""About how long compiling the kernel takes on an empty cache (2 shared cores: 26-44 s of CPU measured, with eleven compiled policies)."""
+"""About how long compiling the kernel takes on an empty cache.
+
+Measured on 2 shared cores: 26-44 s of CPU, with eleven compiled policies.
+"""
 
 
 def prepare(announce: Callable[[], None] | None = None) -> bool:
