@@ -21,7 +21,7 @@ def describe(config: JSQConfig, point: Any, speeds: np.ndarray) -> Description:
 
 
 @njit(cache=True, inline="always")
-def _move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.ndarray,
+def move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.ndarray,
           sid: int, old: int, new: int) -> None:
     """`LengthIndex._move`: server ``sid`` from bucket ``old`` to bucket ``new``."""
     i = position[sid]
@@ -30,7 +30,7 @@ def _move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.nd
     if last != sid:
         buckets[old, i] = last
         position[last] = i
-    if new == iv[I_LEVELS]:
+    if new >= iv[I_LEVELS]:  # JSQ's lengths move by one; LSQ's estimates may jump
         iv[I_LEVELS] = new + 1
     position[sid] = size[new]
     buckets[new, size[new]] = sid
@@ -41,9 +41,15 @@ def _move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.nd
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     round_trips(P, counts, P[P_N])
+    return pick_shortest(rng, ubuf, iv, T), False
+
+
+@njit(cache=True, inline="always")
+def pick_shortest(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> int:
+    """`LengthIndex.pick`: a uniform server among those of the lowest indexed length."""
     u = uniform(rng, ubuf, iv)
     low = iv[I_LOW]
-    return T.buckets[low, int(u * T.bucket_size[low])], False
+    return T.buckets[low, int(u * T.bucket_size[low])]
 
 
 @njit(cache=True, inline="always")
@@ -53,7 +59,7 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
     if blocked:
         return
     new = length[sid]
-    _move(T.buckets, T.bucket_size, T.position, iv, sid, new - 1, new)
+    move(T.buckets, T.bucket_size, T.position, iv, sid, new - 1, new)
     low = iv[I_LOW]
     if new - 1 == low and T.bucket_size[low] == 0:
         iv[I_LOW] = new
@@ -64,7 +70,7 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     """`LengthIndex.departed`."""
     new = length[sid]
-    _move(T.buckets, T.bucket_size, T.position, iv, sid, new + 1, new)
+    move(T.buckets, T.bucket_size, T.position, iv, sid, new + 1, new)
     if new < iv[I_LOW]:
         iv[I_LOW] = new
 

@@ -15,12 +15,12 @@ from numba import njit
 
 from ...measure.messages import Kind
 from ...policies.jsq_push import JSQPushConfig
-from ..core import uniform
-from ..state import I_LOW, P_D, P_PARAMS
+from ..state import P_D, P_PARAMS
 from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer
 from .jsq import on_arrive as index_arrive
 from .jsq import on_depart as index_depart
+from .jsq import pick_shortest
 
 PARAMS: frozenset[str] = frozenset()
 UPDATE = P_PARAMS  # the counter of update messages
@@ -33,9 +33,7 @@ def describe(config: JSQPushConfig, point: Any, speeds: np.ndarray) -> Descripti
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    u = uniform(rng, ubuf, iv)
-    low = iv[I_LOW]
-    return T.buckets[low, int(u * T.bucket_size[low])], False
+    return pick_shortest(rng, ubuf, iv, T), False
 
 
 @njit(cache=True, inline="always")

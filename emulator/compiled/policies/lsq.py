@@ -16,9 +16,10 @@ from numba import njit
 
 from ...policies.lsq import LSQConfig
 from ..core import sample, uniform
-from ..state import I_LEVELS, I_LOW, P_N, P_PARAMS
+from ..state import I_LOW, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
+from .jsq import move
 
 PARAMS = frozenset({"d"})
 D = P_PARAMS
@@ -41,18 +42,8 @@ def _set(T: Tools, iv: np.ndarray, sid: int, new: int) -> None:
     old = estimate[sid]
     if new == old:
         return
-    buckets, size, position = T.buckets, T.bucket_size, T.position
-    i = position[sid]
-    last = buckets[old, size[old] - 1]
-    size[old] -= 1
-    if last != sid:
-        buckets[old, i] = last
-        position[last] = i
-    if new >= iv[I_LEVELS]:
-        iv[I_LEVELS] = new + 1
-    position[sid] = size[new]
-    buckets[new, size[new]] = sid
-    size[new] += 1
+    move(T.buckets, T.bucket_size, T.position, iv, sid, old, new)
+    size = T.bucket_size
     estimate[sid] = new
     if new < iv[I_LOW]:
         iv[I_LOW] = new
