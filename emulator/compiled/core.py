@@ -15,6 +15,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .state import I_CHOICE, I_EID, I_HEAP, I_MAXCAP, I_NODE_FREE, I_POOL_END, I_UPOS
+from .tools import Tools
 
 BATCH = 4096  # emulator.workload.streams.BATCH (checked by the engine)
 
@@ -51,6 +52,18 @@ if config.DISABLE_JIT:  # type: ignore[attr-defined]
         return a
 else:
     unmanaged = _unmanaged
+
+
+@njit(cache=True, inline="always")
+def view(tools: Any, fv: np.ndarray, heap: np.ndarray) -> Any:
+    """The hooks' `tools.Tools`, every array an `unmanaged` view, with the kernel's own ``fv`` and ``heap``."""
+    return Tools(
+        unmanaged(tools.rr), unmanaged(tools.buckets), unmanaged(tools.bucket_size), unmanaged(tools.position),
+        unmanaged(tools.threshold), unmanaged(tools.listed), unmanaged(tools.lists), unmanaged(tools.lstart),
+        unmanaged(tools.lcap), unmanaged(tools.count), unmanaged(tools.chain), unmanaged(tools.node_d),
+        unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
+        unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
+        unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), fv, heap)
 
 
 # -- the event heap -----------------------------------------------------------------------

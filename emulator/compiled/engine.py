@@ -124,7 +124,7 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
     scenario = point.scenario
     system = scenario.system
-    if scenario.network.latency.mean != 0:
+    if scenario.network.latency.mean != 0 and policy.name not in {"random", "round_robin", "jsq", "sqd", "threshold"}:
         return "messages have latency"
     if scenario.network.loss > 0:
         return "messages are lost (network.loss > 0)"
@@ -276,6 +276,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     Q = np.zeros(S.Q_NQ + len(bounds))
     Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
     pack(description, P, Q)
+    latent = scenario.network.latency.mean != 0
+    P[S.P_LATENT] = latent
+    # The most one step may send: an ask of every server (JSQ) or a broadcast to all N servers
+    # and D - 1 dispatchers (JBT-d), or the policy's own (JSQ-sparse's N D updates), and a job.
+    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8
+    P[S.P_ASK_ROOM] = description.asks_per_step + 1
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
     fv = np.zeros(S.F_NFV)
@@ -298,6 +304,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     sketch = QuantileSketch()
 
     toolkit = Toolkit(description, n, dispatchers, speeds, iv)
+    latencies = None
+    if latent:
+        latencies = _law_blocks(scenario.network.latency.law(), seed, "network")
+        toolkit.open_network(description, P, iv)
+        heap_cap = max(heap_cap, 2 * int(P[S.P_ROOM]) + heap_cap)
+        heap = np.zeros(3 * heap_cap)
+        iv[S.I_HEAP_CAP] = heap_cap
+        toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
 
     occupancy = _OccupancyArrays(n, iv)
 
@@ -310,7 +324,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     start = True
     while True:
         status = simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
-                          jobs.arrival, jobs.size, jobs.start, jobs.next, jobs.measured,
+                          jobs.arrival, jobs.at, jobs.size, jobs.start, jobs.next, jobs.measured,
                           heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
                           responses, budget, start, toolkit.tools(),
                           occupancy.count, occupancy.lengths, occupancy.totals)
@@ -342,6 +356,13 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             occupancy.grow()
         elif status == S.NEED_LISTS:
             toolkit.grow_lists(iv)
+        elif status == S.NEED_NETWORK:
+            assert latencies is not None
+            toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+            toolkit.grow_network(P, iv)
+            if iv[S.I_HEAP_CAP] - iv[S.I_HEAP] < P[S.P_ROOM] + 2:
+                heap = np.concatenate([heap, np.zeros(max(len(heap), 3 * int(P[S.P_ROOM])))])
+                iv[S.I_HEAP_CAP] = len(heap) // 3
         elif status == S.NEED_CHOICE:
             drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
             toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
@@ -413,14 +434,15 @@ def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
 
 
 class _Jobs:
-    """Job slots (29 bytes each): arrival, size, start of service, measured, and ``next``
-    (the FIFO link, the free list, or a pool task's server).
+    """Job slots (37 bytes each): arrival, arrival at the server, size, start of service, measured,
+    and ``next`` (the FIFO link, the free list, or a pool task's server).
 
     They grow by a quarter when full, so that memory stays near the jobs in the system.
     """
 
     def __init__(self, capacity: int, iv: np.ndarray) -> None:
         self.arrival = np.zeros(capacity)
+        self.at = np.zeros(capacity)
         self.size = np.zeros(capacity)
         self.start = np.zeros(capacity)
         self.measured = np.zeros(capacity, dtype=np.bool_)
@@ -430,9 +452,9 @@ class _Jobs:
     def grow(self, iv: np.ndarray) -> None:
         old = len(self.arrival)
         new = old + old // 4 + 64
-        self.arrival, self.size, self.start, self.measured = (
+        self.arrival, self.at, self.size, self.start, self.measured = (
             np.concatenate([a, np.zeros(new - old, a.dtype)])
-            for a in (self.arrival, self.size, self.start, self.measured))
+            for a in (self.arrival, self.at, self.size, self.start, self.measured))
         self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
         iv[S.I_FREE] = old  # the list was empty
 
@@ -510,12 +532,16 @@ def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
         if trace_sizes is not None:
             yield np.asarray(trace_sizes, dtype=np.float64)
             return
-    law = workload.service.law()
+    yield from _law_blocks(workload.service.law(), seed, "sizes")
+
+
+def _law_blocks(law: Any, seed: int, stream: str) -> Iterator[np.ndarray]:
+    """``law.sampler(generator(seed, stream))``'s draws, CHUNK of its BATCH blocks at a time."""
     if law.kind == "deterministic":
         block = np.full(BATCH * CHUNK, float(law.mean))
         while True:
             yield block
-    rng = generator(seed, "sizes")
+    rng = generator(seed, stream)
     if law.kind == "exponential":
         yield from _exponential_blocks(rng, float(law.mean))
     while True:

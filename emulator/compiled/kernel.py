@@ -31,9 +31,13 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
-from .core import list_room, pop, push, replace_first, unmanaged
-from .policies import dispatch, initialise, on_arrive, on_depart, timer
+from .core import list_room, pop, push, replace_first, unmanaged, view
+from .network import close_ask, post, release, room
+from .policies import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer
 from .state import (
+    A_DISPATCHERS,
+    A_JOB,
+    A_LEFT,
     DONE,
     EMPTY,
     F_A0,
@@ -48,10 +52,12 @@ from .state import (
     F_T1,
     FLUSH,
     I_ARRIVAL_EID,
+    I_ARRIVED,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
     I_CHOICE_N,
+    I_CURRENT,
     I_EDGES,
     I_EID,
     I_FINISHED,
@@ -65,6 +71,7 @@ from .state import (
     I_JOB,
     I_LEVEL_CAP,
     I_LEVELS,
+    I_MAXLEN,
     I_NGAP,
     I_NRESP,
     I_NSIZE,
@@ -82,6 +89,7 @@ from .state import (
     NEED_JOBS,
     NEED_LEVELS,
     NEED_LISTS,
+    NEED_NETWORK,
     NEED_OCCUPANCY,
     NEED_SIZES,
     NEED_SPLIT,
@@ -91,12 +99,15 @@ from .state import (
     P_D,
     P_INDEX,
     P_JOBS,
+    P_LATENT,
+    P_LISTS,
     P_LISTS_AT_ARRIVAL,
     P_LISTS_AT_DEPARTURE,
     P_N,
     P_OCCUPANCY,
     P_POLICY,
     P_POOL,
+    P_REPLY,
     P_SHARES,
     P_TIMER,
     P_WARMUP,
@@ -104,10 +115,12 @@ from .state import (
     POOL_END,
     Q_BOUNDS,
     Q_PERIOD,
+    QUERY,
+    REPLY,
     SERVICE_END,
     TIMER,
+    TRANSFER,
 )
-from .tools import Tools
 
 RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
 
@@ -132,14 +145,14 @@ def _edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, win
 
 @njit(cache=True, inline="always")
 def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
-           start: float, measured: bool) -> None:
-    """`Recorder.leave` (at_server is the arrival time: no latency)."""
+           at_server: float, start: float, measured: bool) -> None:
+    """`Recorder.leave`."""
     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
     fv[F_LAST] = now
     iv[I_INSYS] -= 1
     if measured:
         response = now - arrival
-        wait = start - arrival
+        wait = start - at_server
         fv[F_SUM_RESPONSE] += response
         fv[F_SUM_WAIT] += wait
         if wait > 0.0:
@@ -151,7 +164,7 @@ def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, ar
 
 @njit(cache=True)
 def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
-             j_arrival, j_size, j_start, j_next, j_measured, heap,
+             j_arrival, j_at, j_size, j_start, j_next, j_measured, heap,
              gaps, sizes, split, rng, ubuf, responses, budget, start, tools, occ_count, occ_lengths, occ_totals):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
@@ -167,17 +180,13 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
     speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
-    j_arrival, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_size), \
-        unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
+    j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_at), \
+        unmanaged(j_size), unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
     heap = unmanaged(heap)
     gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
         unmanaged(ubuf), unmanaged(responses)
-    T = Tools(unmanaged(tools.rr), unmanaged(tools.buckets), unmanaged(tools.bucket_size),
-              unmanaged(tools.position), unmanaged(tools.threshold), unmanaged(tools.listed),
-              unmanaged(tools.lists), unmanaged(tools.lstart), unmanaged(tools.lcap), unmanaged(tools.count),
-              unmanaged(tools.chain), unmanaged(tools.node_d), unmanaged(tools.node_next),
-              unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
-              unmanaged(tools.values), unmanaged(tools.ints))
+    T = view(tools, fv, heap)
+    msg, asks = T.msg, T.asks
     occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
     occ = P[P_OCCUPANCY] != 0
     shares = P[P_SHARES] != 0
@@ -189,6 +198,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
         P[P_LISTS_AT_DEPARTURE] != 0
+    latent = P[P_LATENT] != 0  # every message an event (`network`)
+    lists = P[P_LISTS] != 0
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -197,7 +208,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         # The policy's constructor (JIQ's tokens, JBT-d's checks), then the processes' first
         # steps in creation order: servers (idle), the policy's timer, the source (its first gap).
         if not initialise(policy, P, Q, counts, length, rng, ubuf, iv, T):
-            return NEED_LISTS
+            return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
         iv[I_INIT] = -1
         if P[P_TIMER]:
             push(heap, iv, 0.0 + Q[Q_PERIOD], TIMER)
@@ -208,16 +219,20 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
         iv[I_UPDATING] = -1
         push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], TIMER)
     while True:
+        # What reaches a server in this step, if anything: a job slot, the server, via a list.
+        slot, sid, via_list = -1, -1, False
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2:
             if iv[I_SRC] == 1:
                 job = iv[I_JOB]
-                if job == warmup + jobs:
-                    # The window closes, and with zero latency every job created so far has
-                    # reached its server: the source stops (`model._source`, `_all_arrived`).
-                    _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
-                    iv[I_SRC] = 3
-                    break
+                if job >= warmup + jobs:
+                    # The window closes (once), and the source stops once every measured job has
+                    # reached its server: at once with zero latency (`model._source`, `_all_arrived`).
+                    if job == warmup + jobs and iv[I_EDGES] == 1:
+                        _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                    if not latent or iv[I_ARRIVED] == jobs:
+                        iv[I_SRC] = 3
+                        break
                 if iv[I_SIZE] >= iv[I_NSIZE]:
                     return NEED_SIZES
                 if n_dispatchers > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
@@ -235,13 +250,18 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     return NEED_CHOICE
                 if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the job arrives
                     return NEED_LISTS
+                if latent and not room(P, iv):
+                    return NEED_NETWORK
                 now = fv[F_NOW]
                 if job == warmup:
                     _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
-                size = sizes[iv[I_SIZE]]
-                iv[I_SIZE] += 1
-                measured = warmup <= job < warmup + jobs
                 iv[I_JOB] = job + 1
+                slot = iv[I_FREE]
+                iv[I_FREE] = j_next[slot]
+                j_arrival[slot] = now
+                j_size[slot] = sizes[iv[I_SIZE]]
+                iv[I_SIZE] += 1
+                j_measured[slot] = warmup <= job < warmup + jobs
                 dispatcher = 0
                 if n_dispatchers > 1:
                     u = split[iv[I_SPLIT]]
@@ -251,44 +271,16 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                             dispatcher += 1
                     else:
                         dispatcher = int(u * n_dispatchers)
+                iv[I_CURRENT] = slot
                 sid, via_list = dispatch(policy, P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
-                # Channel.transfer, then the server's accept.
-                iv[I_TRANSFERS] += 1
-                blocked = capacity >= 0 and length[sid] >= capacity
-                if blocked:
-                    if measured:  # Recorder.block
-                        iv[I_BLOCKED] += 1
-                        iv[I_FINISHED] += 1
-                else:
-                    slot = iv[I_FREE]
-                    iv[I_FREE] = j_next[slot]
-                    j_arrival[slot] = now
-                    j_size[slot] = size
-                    j_measured[slot] = measured
-                    length[sid] += 1
-                    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
-                    fv[F_LAST] = now
-                    iv[I_INSYS] += 1
-                    if occ:
-                        occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
-                    if pool:
-                        j_start[slot] = now
-                        j_next[slot] = sid
-                        push(heap, iv, now + size * inv_speed[sid * speed_index], POOL_END + 4 * slot)
-                    else:
-                        j_next[slot] = -1
-                        if tail[sid] < 0:
-                            head[sid] = slot
-                        else:
-                            j_next[tail[sid]] = slot
-                        tail[sid] = slot
-                        if length[sid] == 1:  # idle: its service starts now
-                            j_start[slot] = now
-                            push(heap, iv, now + size * inv_speed[sid * speed_index],
-                                 SERVICE_END + 4 * sid)
-                # One call site per hook: each is inlined, and compiling it twice would cost seconds.
-                on_arrive(policy, P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)
                 iv[I_SRC] = 2
+                if sid >= 0:
+                    iv[I_TRANSFERS] += 1  # Channel.transfer
+                    if not latent:
+                        break  # the job is at its server now
+                    post(T, iv, TRANSFER, slot, sid, via_list)
+                # With latency the job is on its way, or waits for replies (`network`).
+                slot, sid = -1, -1
             else:
                 if iv[I_GAP] >= iv[I_NGAP]:
                     if iv[I_GAPS_FINAL]:  # a finite trace ended: Recorder.exhausted
@@ -306,63 +298,139 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     iv[I_SRC] = 0
                 else:
                     iv[I_SRC] = 1
-        # -- done, or something to hand to Python ---------------------------------------
-        if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:
-            return DONE
-        if iv[I_NRESP] >= RESPONSE_BATCH:
-            return FLUSH
-        waiting = iv[I_SRC] == 0  # the source's timeout is pending
-        if iv[I_HEAP] == 0 and not waiting:
-            return EMPTY
-        if budget <= 0:
-            return PAUSE
-        if waiting:  # the source's timeout is next if it comes first in (time, id) order
-            due = fv[F_ARRIVAL]
-            if iv[I_HEAP] == 0 or due < heap[0] or (due == heap[0] and float(iv[I_ARRIVAL_EID]) < heap[1]):
-                fv[F_NOW] = due
-                budget -= 1
-                iv[I_SRC] = 1
+        if sid < 0:
+            # -- done, or something to hand to Python ---------------------------------------
+            if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:
+                return DONE
+            if iv[I_NRESP] >= RESPONSE_BATCH:
+                return FLUSH
+            waiting = iv[I_SRC] == 0  # the source's timeout is pending
+            if iv[I_HEAP] == 0 and not waiting:
+                return EMPTY
+            if budget <= 0:
+                return PAUSE
+            if waiting:  # the source's timeout is next if it comes first in (time, id) order
+                due = fv[F_ARRIVAL]
+                if iv[I_HEAP] == 0 or due < heap[0] or (due == heap[0] and float(iv[I_ARRIVAL_EID]) < heap[1]):
+                    fv[F_NOW] = due
+                    budget -= 1
+                    iv[I_SRC] = 1
+                    continue
+            code = int(heap[2])
+            kind = code & 3
+            if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
+                iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
+                return NEED_CHOICE
+            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
+                return NEED_LISTS  # e.g. a token or a report after the departure
+            if latent:  # a delivered message may send more, reach a server or list an id: room first
+                if not room(P, iv):
+                    return NEED_NETWORK
+                if lists and not list_room(iv, T.lists):
+                    return NEED_LISTS
+                if index and (iv[I_LEVELS] + 2 >= iv[I_LEVEL_CAP] or iv[I_MAXLEN] + 2 >= iv[I_LEVEL_CAP]):
+                    return NEED_LEVELS
+                if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
+                    return NEED_OCCUPANCY
+            # -- the next event -----------------------------------------------------------------
+            now = heap[0]
+            fv[F_NOW] = now
+            if kind != SERVICE_END:  # a FIFO server's record stays first until its next service replaces it
+                pop(heap, iv)
+            budget -= 1
+            if kind == SERVICE_END or kind == POOL_END:
+                if kind == SERVICE_END:  # the FIFO server's first job leaves
+                    sid = code >> 2
+                    slot = head[sid]
+                    head[sid] = j_next[slot]
+                    if head[sid] < 0:
+                        tail[sid] = -1
+                else:  # a pool task completes
+                    slot = code >> 2
+                    sid = j_next[slot]
+                length[sid] -= 1
+                _leave(iv, fv, responses, now, j_arrival[slot], j_at[slot], j_start[slot], j_measured[slot])
+                if occ:
+                    occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
+                j_next[slot] = iv[I_FREE]
+                iv[I_FREE] = slot
+                on_depart(policy, P, Q, counts, length, rng, ubuf, iv, T, sid)
+                if kind == SERVICE_END:  # the next job's service starts
+                    following = head[sid]
+                    if following >= 0:
+                        j_start[following] = now
+                        replace_first(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
+                                      SERVICE_END + 4 * sid)
+                    else:
+                        pop(heap, iv)
+                slot, sid = -1, -1
+            elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
+                if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, False):
+                    return NEED_LISTS  # it goes on at the next call, before anything else
+                iv[I_UPDATING] = -1
+                push(heap, iv, now + Q[Q_PERIOD], TIMER)
+            else:  # a message is delivered (`network`)
+                record = code >> 2
+                what, a, b, c = msg[record, 0], msg[record, 1], msg[record, 2], msg[record, 3]
+                release(T, iv, record)
+                if what == TRANSFER:  # the job reaches its server
+                    slot, sid, via_list = a, b, c != 0
+                elif what == QUERY:  # the target answers with what it holds now
+                    target = T.targets[a, b]
+                    value = T.count[target] if asks[a, A_DISPATCHERS] else length[target]
+                    counts[P[P_REPLY]] += 1
+                    post(T, iv, REPLY, a, b, value)
+                elif what == REPLY:
+                    T.replies[a, b] = c
+                    asks[a, A_LEFT] -= 1
+                    if asks[a, A_LEFT] == 0:  # the last reply: the policy decides
+                        to, via = replied(policy, P, Q, counts, length, rng, ubuf, iv, T, a)
+                        if asks[a, A_LEFT] == 0:  # (the threshold model may ask again)
+                            held = asks[a, A_JOB]
+                            close_ask(T, iv, a)
+                            if to >= 0:
+                                iv[I_TRANSFERS] += 1
+                                post(T, iv, TRANSFER, held, to, via)
+                else:  # the policy's own
+                    deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+            if sid < 0:
                 continue
-        code = int(heap[2])
-        kind = code & 3
-        if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
-            iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
-            return NEED_CHOICE
-        if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
-            return NEED_LISTS  # e.g. a token or a report after the departure
-        # -- the next event -----------------------------------------------------------------
-        now = heap[0]
-        fv[F_NOW] = now
-        if kind != SERVICE_END:  # a FIFO server's record stays first until its next service replaces it
-            pop(heap, iv)
-        budget -= 1
-        if kind == SERVICE_END or kind == POOL_END:
-            if kind == SERVICE_END:  # the FIFO server's first job leaves
-                sid = code >> 2
-                slot = head[sid]
-                head[sid] = j_next[slot]
-                if head[sid] < 0:
-                    tail[sid] = -1
-            else:  # a pool task completes
-                slot = code >> 2
-                sid = j_next[slot]
-            length[sid] -= 1
-            _leave(iv, fv, responses, now, j_arrival[slot], j_start[slot], j_measured[slot])
-            if occ:
-                occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
+        # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
+        now = fv[F_NOW]
+        measured = j_measured[slot]
+        blocked = capacity >= 0 and length[sid] >= capacity
+        if latent and measured:
+            iv[I_ARRIVED] += 1
+        if blocked:
+            if measured:  # Recorder.block
+                iv[I_BLOCKED] += 1
+                iv[I_FINISHED] += 1
             j_next[slot] = iv[I_FREE]
             iv[I_FREE] = slot
-            on_depart(policy, P, Q, counts, length, rng, ubuf, iv, T, sid)
-            if kind == SERVICE_END:  # the next job's service starts
-                following = head[sid]
-                if following >= 0:
-                    j_start[following] = now
-                    replace_first(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
-                                  SERVICE_END + 4 * sid)
+        else:
+            length[sid] += 1
+            if latent and length[sid] > iv[I_MAXLEN]:
+                iv[I_MAXLEN] = length[sid]
+            j_at[slot] = now
+            fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
+            fv[F_LAST] = now
+            iv[I_INSYS] += 1
+            if occ:
+                occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
+            size = j_size[slot]
+            if pool:
+                j_start[slot] = now
+                j_next[slot] = sid
+                push(heap, iv, now + size * inv_speed[sid * speed_index], POOL_END + 4 * slot)
+            else:
+                j_next[slot] = -1
+                if tail[sid] < 0:
+                    head[sid] = slot
                 else:
-                    pop(heap, iv)
-        else:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it one by one)
-            if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, False):
-                return NEED_LISTS  # it goes on at the next call, before anything else
-            iv[I_UPDATING] = -1
-            push(heap, iv, now + Q[Q_PERIOD], TIMER)
+                    j_next[tail[sid]] = slot
+                tail[sid] = slot
+                if length[sid] == 1:  # idle: its service starts now
+                    j_start[slot] = now
+                    push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
+        # One call site per hook: each is inlined, and compiling it twice would cost seconds.
+        on_arrive(policy, P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

@@ -21,6 +21,7 @@ PAUSE = 9  # the event budget of this call is spent (progress reports)
 EMPTY = 10  # no event left before the run is done
 NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arrival: grow them
 NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: compact or grow them
+NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, messages, asks, heap): refill, grow
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -64,7 +65,19 @@ I_INIT = 38  # the policy's construction (its `initialise`) goes on at this serv
 I_UPDATING = 39  # the policy's timer step goes on at this server (-1: none; JBT-d's update)
 I_UPDATE_R = 40  # that step's value (the update's threshold)
 I_ARRIVAL_EID = 41  # the event id of the source's pending timeout (kept beside the heap: F_ARRIVAL)
-I_NIV = 42
+# Message latency (`network`): the latency buffer, the message and ask pools.
+I_LAT = 42  # read position in the latency buffer
+I_NLAT = 43  # valid latencies in it
+I_MSG_FREE = 44  # head of the free list of message records (-1: none)
+I_MSGS = 45  # message records in use (in flight)
+I_MSG_CAP = 46
+I_ASK_FREE = 47  # head of the free list of ask records
+I_ASKS = 48
+I_ASK_CAP = 49
+I_ARRIVED = 50  # measured jobs that reached their server or were blocked (the source stops once all have)
+I_MAXLEN = 51  # the longest length a server has had (with latency, what the length index may have to hold)
+I_CURRENT = 52  # the slot of the job being dispatched (an ask that waits for replies holds it)
+I_NIV = 53
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -108,7 +121,11 @@ P_TIMER = 16  # 1: the policy acts every Q[Q_PERIOD] (the `timer` hook), from t 
 P_INDEX = 17  # 1: it keeps the length index (`tools`): room for one more level before each arrival
 P_LISTS_AT_ARRIVAL = 18  # 1: an arrival may list a server (room in the lists first)
 P_LISTS_AT_DEPARTURE = 19  # 1: a departure may
-P_PARAMS = 20  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
+P_LATENT = 20  # 1: messages have latency; each is an event (`network`)
+P_ROOM = 21  # with latency: the most messages (and latencies, heap records) one step may send
+P_ASK_ROOM = 22  # with latency: the most asks one step may open
+P_LISTS = 23  # 1: the policy keeps the dispatchers' lists (with latency, a delivered message may add an id)
+P_PARAMS = 24  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
 P_NPARAMS = 8
 P_NP = P_PARAMS + P_NPARAMS
 
@@ -122,6 +139,23 @@ Q_NQ = Q_BOUNDS
 
 # -- event kinds (low two bits of an event's code; the rest is its argument) -------------
 ARRIVAL = 0  # the source's timeout (never in the heap: kept beside it, F_ARRIVAL and I_ARRIVAL_EID)
+MESSAGE = 0  # in the heap, the same code is a message's delivery (argument: its record; `network`)
 SERVICE_END = 1  # a FIFO server's service end (argument: server)
 POOL_END = 2  # a pool task's completion (argument: job slot)
 TIMER = 3  # the policy's timer (JBT-d's threshold update)
+
+# -- what a message record carries (`network`: its first field; the rest are its arguments) ----
+TRANSFER = 0  # a job (slot, server, via_list) reaches its server
+QUERY = 1  # (ask, i): the i-th target of an ask is asked
+REPLY = 2  # (ask, i, value): its answer comes back
+POLICY_MESSAGE = 3  # from here on, the policy's own messages, delivered by its `deliver` hook
+
+# -- an ask record's fields (`network.open_ask`) ---------------------------------------------
+A_JOB = 0  # the job slot waiting for the replies, or -1
+A_DISPATCHER = 1
+A_LEFT = 2  # replies still to come
+A_N = 3  # targets
+A_TAG = 4  # the policy's own (the threshold model's probe, LSQ's server, JIQ's idle server)
+A_DISPATCHERS = 5  # 1 when the targets are dispatchers (JIQ-SQ(d)'s idle servers ask them), else servers
+A_NEXT = 6  # the free list's link while the record is free
+A_FIELDS = 7

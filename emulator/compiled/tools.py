@@ -14,7 +14,11 @@ The parts of the toolkit:
   ``rr`` (int64); ``weights`` (the servers' speeds, or one entry when all are equal);
 - scratch for sampling k servers: ``choice``, ``picked``, ``values``;
 - ``ints``: rows of int64 per server, for a policy's own state (rows asked by
-  `Description.int_rows`).
+  `Description.int_rows`);
+- with latency (`network`): ``latency`` (the latencies to draw, in order), ``msg``
+  (the records of messages in flight), ``asks`` with their ``targets`` and
+  ``replies`` (rows of `Description.ask_width`); and the kernel's own ``fv`` and
+  ``heap``, so that a hook can schedule a message's delivery.
 
 An array a policy does not use has one element, so the tuple's types never change.
 """
@@ -22,6 +26,7 @@ An array a policy does not use has one element, so the tuple's types never chang
 from __future__ import annotations
 
 from collections import namedtuple
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +37,7 @@ Tools = namedtuple("Tools", [
     "rr", "buckets", "bucket_size", "position", "threshold", "listed",
     "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
     "weights", "choice", "picked", "values", "ints",
+    "latency", "msg", "asks", "targets", "replies", "fv", "heap",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -59,6 +65,9 @@ class Description:
     rr: bool = False  # a position per dispatcher, starting at k N / D (round robin)
     sample: int = 2  # the largest sample of servers or dispatchers a hook draws
     int_rows: int = 0  # rows of `Tools.ints`
+    ask_width: int = 1  # with latency: the most targets one ask has (N for JSQ, d for SQ(d))
+    asks_per_step: int = 1  # with latency: the most asks one step opens (LSQ: d per job)
+    messages_per_step: int = 0  # with latency: the most messages one step sends beyond N + D (JSQ-sparse: N D)
 
 
 def needs_choice(n: int, k: int, replace: bool) -> bool:
@@ -79,6 +88,7 @@ def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:
     P[S.P_INDEX] = description.index
     P[S.P_LISTS_AT_ARRIVAL] = description.lists_at_arrival
     P[S.P_LISTS_AT_DEPARTURE] = description.lists_at_departure
+    P[S.P_LISTS] = description.lists
 
 
 class Toolkit:
@@ -108,12 +118,56 @@ class Toolkit:
         self.picked = np.zeros(k, dtype=np.int64)
         self.values = np.zeros(k, dtype=np.int64)
         self.ints = np.zeros((max(1, description.int_rows), n if description.int_rows else 1), dtype=np.int64)
+        # With latency `network.Pools` replaces these; without, they stay placeholders.
+        self.latency = np.zeros(1)
+        self.msg = np.zeros((1, 4), dtype=np.int64)
+        self.asks = np.zeros((1, S.A_FIELDS), dtype=np.int64)
+        self.targets = self.replies = np.zeros((1, 1), dtype=np.int64)
 
     def tools(self) -> Tools:
         """The arrays as the kernel takes them, as they are now (growth replaces some)."""
         return Tools(self.rr, self.buckets, self.bucket_size, self.position, self.threshold, self.listed,
                      self.lists, self.lstart, self.lcap, self.count, self.chain, self.node_d, self.node_next,
-                     self.weights, self.choice, self.picked, self.values, self.ints)
+                     self.weights, self.choice, self.picked, self.values, self.ints,
+                     self.latency, self.msg, self.asks, self.targets, self.replies, self.latency, self.latency)
+
+    # -- message latency (`network`) -----------------------------------------------------------
+    def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:
+        """The message and ask records, each pool with twice the room one step may use, all free."""
+        self.msg = _linked(np.zeros((2 * int(P[S.P_ROOM]) + 64, 4), dtype=np.int64), 1, 0, iv, S.I_MSG_FREE)
+        iv[S.I_MSG_CAP], iv[S.I_MSGS] = len(self.msg), 0
+        asks = 2 * int(P[S.P_ASK_ROOM]) + 16
+        self.asks = _linked(np.zeros((asks, S.A_FIELDS), dtype=np.int64), S.A_NEXT, 0, iv, S.I_ASK_FREE)
+        self.targets = np.zeros((asks, description.ask_width), dtype=np.int64)
+        self.replies = np.zeros((asks, description.ask_width), dtype=np.int64)
+        iv[S.I_ASK_CAP], iv[S.I_ASKS] = asks, 0
+
+    def refill_latency(self, iv: np.ndarray, blocks: Iterator[np.ndarray], room: int) -> None:
+        """At least ``room`` latencies ahead (NEED_NETWORK): the unread ones, then the next blocks."""
+        at, held = int(iv[S.I_LAT]), int(iv[S.I_NLAT])
+        if held - at >= room:
+            return
+        parts = [self.latency[at:held].copy()]  # the blocks may reuse one buffer: copy first
+        total = held - at
+        while total < room:
+            parts.append(next(blocks).copy())
+            total += len(parts[-1])
+        self.latency = np.concatenate(parts)
+        iv[S.I_LAT], iv[S.I_NLAT] = 0, len(self.latency)
+
+    def grow_network(self, P: np.ndarray, iv: np.ndarray) -> None:
+        """Twice the message or ask records when one step might not find room (NEED_NETWORK)."""
+        if iv[S.I_MSG_CAP] - iv[S.I_MSGS] < P[S.P_ROOM]:
+            old = len(self.msg)
+            self.msg = _linked(np.concatenate([self.msg, np.zeros_like(self.msg)]), 1, old, iv, S.I_MSG_FREE)
+            iv[S.I_MSG_CAP] = len(self.msg)
+        if iv[S.I_ASK_CAP] - iv[S.I_ASKS] < P[S.P_ASK_ROOM]:
+            old = len(self.asks)
+            self.asks = _linked(np.concatenate([self.asks, np.zeros_like(self.asks)]), S.A_NEXT, old, iv,
+                                S.I_ASK_FREE)
+            self.targets = np.concatenate([self.targets, np.zeros_like(self.targets)])
+            self.replies = np.concatenate([self.replies, np.zeros_like(self.replies)])
+            iv[S.I_ASK_CAP] = len(self.asks)
 
     # -- the length index ------------------------------------------------------------------
     def grow_levels(self, iv: np.ndarray) -> None:
@@ -172,3 +226,12 @@ class Toolkit:
         self.lists, self.lstart, self.lcap = pool, start, cap
         iv[S.I_POOL_END] = used
         iv[S.I_MAXCAP] = int(cap.max())
+
+
+def _linked(records: np.ndarray, column: int, first: int, iv: np.ndarray, head: int) -> np.ndarray:
+    """``records[first:]`` put on the free list whose head is ``iv[head]``, linked through ``column``."""
+    n = len(records)
+    records[first:n - 1, column] = np.arange(first + 1, n)
+    records[n - 1, column] = iv[head] if first > 0 else -1
+    iv[head] = first
+    return records

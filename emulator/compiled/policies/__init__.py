@@ -8,10 +8,11 @@ A built-in policy with a compiled form names its description module in its class
   what it asks of the driver and the toolkit;
 - optionally ``supports(config, point)``: why it cannot run a case exactly, or None;
 - its hooks, with the signatures of `common`: ``dispatch``, ``on_arrive``,
-  ``on_depart``, ``initialise`` and ``timer`` (the defaults of `common` where it has none).
+  ``on_depart``, ``initialise``, ``timer``, and with latency ``replied`` and
+  ``deliver`` (the defaults of `common` where it has none).
 
 From the registry this module builds `MODULES` (name -> description module),
-`CODES` (name -> the kernel's policy code) and the five switches the kernel calls,
+`CODES` (name -> the kernel's policy code) and the seven switches the kernel calls,
 one branch per policy. The switches are written as source text and compiled
 here; they are inlined into the kernel, whose numba cache a digest of these
 sources and of the registry's list keeps fresh (`compiled.cache`).
@@ -26,6 +27,7 @@ from typing import Any
 from numba import njit
 
 from ...policies import BUILT_IN, REGISTRY
+from . import common
 
 MODULES: dict[str, ModuleType] = {
     name: importlib.import_module(cls.compiled) for name, cls in REGISTRY.items()
@@ -41,6 +43,8 @@ HOOKS = {
     "on_depart": "P, Q, counts, length, rng, ubuf, iv, T, sid",
     "initialise": "P, Q, counts, length, rng, ubuf, iv, T",
     "timer": "P, Q, counts, length, rng, ubuf, iv, T, resume",
+    "replied": "P, Q, counts, length, rng, ubuf, iv, T, ask",
+    "deliver": "P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c",
 }
 """The hooks every compiled policy has, and their arguments (`common`)."""
 
@@ -51,7 +55,8 @@ def _switch(hook: str) -> Any:
     lines = [f"def {hook}(code, {arguments}):"]
     namespace: dict[str, Any] = {}
     for name, module in MODULES.items():
-        namespace[f"{name}_{hook}"] = getattr(module, hook)
+        # A hook a policy does not define is `common`'s nothing_<hook>.
+        namespace[f"{name}_{hook}"] = getattr(module, hook, None) or getattr(common, f"nothing_{hook}")
         lines.append(f"    if code == {CODES[name]}:")
         lines.append(f"        return {name}_{hook}({arguments})")
     last = list(MODULES)[-1]  # numba needs every path to return: the last branch is the fallback
@@ -65,6 +70,8 @@ on_arrive = _switch("on_arrive")
 on_depart = _switch("on_depart")
 initialise = _switch("initialise")
 timer = _switch("timer")
+replied = _switch("replied")
+deliver = _switch("deliver")
 
 
 def fingerprint() -> str:

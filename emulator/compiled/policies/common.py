@@ -14,9 +14,16 @@ policy (the driver calls them through `emulator.compiled.policies`' switches):
   False when it stopped for list room: called again with ``resume``, it goes on from
   ``iv[I_UPDATING]``). The driver marks either done.
 
-``T`` is the `tools.Tools` tuple of the policy's arrays. Zero latency only: a
+- ``replied(P, Q, counts, length, rng, ubuf, iv, T, ask) -> (server, via_list)``: with
+  latency, the last reply of one of its asks is in (`network`); a server >= 0 is
+  where the job the ask holds goes (-1: none, or the policy asked again);
+- ``deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)``: with latency,
+  one of its own messages (``what`` >= `state.POLICY_MESSAGE`) arrives.
+
+``T`` is the `tools.Tools` tuple of the policy's arrays. With zero latency a
 query's reply is the server's current length, so a round trip reduces to counting
-its messages, as the SimPy engine's zero-latency paths do. Each hook draws the
+its messages, as the SimPy engine's zero-latency paths do; with latency
+(``P[P_LATENT]``) every message is sent (`network.post`) and handled when it arrives. Each hook draws the
 policy's uniforms in the same order as its SimPy counterpart, so that with the
 same seed both engines send every job to the same server. The defaults below
 (`nothing_*`) are for a policy without that hook.
@@ -88,3 +95,15 @@ def nothing_initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length:
 def nothing_timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                   ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
     return True
+
+
+@njit(cache=True, inline="always")
+def nothing_replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                    ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    return -1, False
+
+
+@njit(cache=True, inline="always")
+def nothing_deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                    ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
+    pass

@@ -8,8 +8,9 @@ import numpy as np
 from numba import njit
 
 from ...policies.jsq import JSQConfig
-from ..core import uniform
-from ..state import I_LEVELS, I_LOW, P_N
+from ..core import shortest, uniform
+from ..network import open_ask, query_all
+from ..state import I_CURRENT, I_LEVELS, I_LOW, P_LATENT, P_N
 from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer, round_trips
 
@@ -17,7 +18,7 @@ PARAMS: frozenset[str] = frozenset()
 
 
 def describe(config: JSQConfig, point: Any, speeds: np.ndarray) -> Description:
-    return Description(index=True)
+    return Description(index=True, ask_width=point.servers)
 
 
 @njit(cache=True, inline="always")
@@ -40,8 +41,23 @@ def move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.nda
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    if P[P_LATENT]:  # ask every server; the job waits for the N replies (`replied`)
+        n = P[P_N]
+        ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, n, 0, False)
+        targets = T.targets[ask]
+        for sid in range(n):
+            targets[sid] = sid
+        query_all(P, counts, iv, T, ask)
+        return -1, False
     round_trips(P, counts, P[P_N])
     return pick_shortest(rng, ubuf, iv, T), False
+
+
+@njit(cache=True, inline="always")
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    """The lengths as each query found them: the shortest, ties at random (`base.shortest`)."""
+    return shortest(T.replies[ask], P[P_N], rng, ubuf, iv), False
 
 
 @njit(cache=True, inline="always")
@@ -55,8 +71,8 @@ def pick_shortest(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> int
 @njit(cache=True, inline="always")
 def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
-    """`LengthIndex.arrived` (one job at a time: the length moved by one)."""
-    if blocked:
+    """`LengthIndex.arrived` (one job at a time: the length moved by one); with latency JSQ keeps no index."""
+    if blocked or P[P_LATENT]:
         return
     new = length[sid]
     move(T.buckets, T.bucket_size, T.position, iv, sid, new - 1, new)
@@ -69,6 +85,8 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     """`LengthIndex.departed`."""
+    if P[P_LATENT]:
+        return
     new = length[sid]
     move(T.buckets, T.bucket_size, T.position, iv, sid, new + 1, new)
     if new < iv[I_LOW]:

@@ -9,7 +9,8 @@ from numba import njit
 
 from ...policies.sqd import SQDConfig
 from ..core import sample, shortest, uniform
-from ..state import P_N, P_PARAMS
+from ..network import open_ask, query_all
+from ..state import I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
@@ -21,7 +22,7 @@ def describe(config: SQDConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     pair = d == 2 and not config.replace
     choice = d if not pair and needs_choice(point.servers, d, config.replace) else 0
-    return Description(ints=[d, config.replace, pair], sample=d, choice_at_dispatch=choice)
+    return Description(ints=[d, config.replace, pair], sample=d, choice_at_dispatch=choice, ask_width=d)
 
 
 
@@ -29,6 +30,12 @@ def describe(config: SQDConfig, point: Any, speeds: np.ndarray) -> Description:
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     n = P[P_N]
+    if P[P_LATENT]:  # `Uniforms.sample` (SimPy's written-out pair is for zero latency only), then ask them
+        d = P[D]
+        ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
+        sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, T.targets[ask], T.choice)
+        query_all(P, counts, iv, T, ask)
+        return -1, False
     if P[PAIR]:  # the SimPy policy's written-out SQ(2): `Uniforms.sample(n, 2)` and `shortest`, inlined
         a = int(uniform(rng, ubuf, iv) * n)
         b = int(uniform(rng, ubuf, iv) * (n - 1))
@@ -45,6 +52,12 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     for j in range(d):
         values[j] = length[picked[j]]
     return picked[shortest(values, d, rng, ubuf, iv)], False
+
+
+@njit(cache=True, inline="always")
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    return T.targets[ask, shortest(T.replies[ask], P[D], rng, ubuf, iv)], False
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer

@@ -9,7 +9,8 @@ from numba import njit
 
 from ...policies.threshold import ThresholdConfig
 from ..core import sample
-from ..state import P_N, P_PARAMS
+from ..network import open_ask, query
+from ..state import A_LEFT, A_TAG, I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
@@ -23,7 +24,7 @@ def describe(config: ThresholdConfig, point: Any, speeds: np.ndarray) -> Descrip
     # The kernel's integers are int64: a threshold above every reachable length is any such one.
     threshold = min(config.threshold, total + 1)
     choice = d if needs_choice(point.servers, d, config.replace) else 0
-    return Description(ints=[d, threshold, config.replace], sample=d, choice_at_dispatch=choice)
+    return Description(ints=[d, threshold, config.replace], sample=d, choice_at_dispatch=choice, ask_width=d)
 
 
 
@@ -31,6 +32,11 @@ def describe(config: ThresholdConfig, point: Any, speeds: np.ndarray) -> Descrip
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     d = P[D]
+    if P[P_LATENT]:  # the probes, drawn at once; each a round trip before the next (`replied`)
+        ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, 1, 0, False)
+        sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, T.targets[ask], T.choice)
+        query(P, counts, iv, T, ask, 0)
+        return -1, False
     picked = T.picked
     sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, picked, T.choice)
     for i in range(d):
@@ -39,6 +45,20 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
         if length[server] < P[THRESHOLD] or i + 1 == d:
             return server, False
     return picked[d - 1], False
+
+
+@njit(cache=True, inline="always")
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    """Probe ``i`` answered: join it if below the threshold or the last, else probe the next."""
+    asks = T.asks
+    i = asks[ask, A_TAG]
+    if T.replies[ask, i] < P[THRESHOLD] or i + 1 == P[D]:
+        return T.targets[ask, i], False
+    asks[ask, A_TAG] = i + 1
+    asks[ask, A_LEFT] = 1
+    query(P, counts, iv, T, ask, i + 1)
+    return -1, False
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer

@@ -1,0 +1,125 @@
+"""Message latency in the compiled engine: every message an event, as `emulator.model.channels.Channel` sends it.
+
+With latency the SimPy channel schedules one ``Timeout`` per message, its delay
+the next draw of the ``network`` stream, and runs the receiver's handler when it
+fires. Here a message is a record of `Tools.msg` (what, a, b, c: `state.TRANSFER`,
+`QUERY`, `REPLY`, or a policy's own from `state.POLICY_MESSAGE` on), and its
+delivery an event of the kernel's heap (kind `state.MESSAGE`, argument the record)
+at now plus the next latency of `Tools.latency`, which the engine draws in the
+SimPy engine's blocks. Messages are counted by kind when sent, as the channel
+counts them. `Channel.ask` is an ask record (`Tools.asks`, fields `state.A_*`) with
+a row of targets and one of replies: one query per target, in target order; each
+target answers when its query arrives; when the last reply is in, the policy's
+``replied`` hook decides (and the kernel sends the job the ask held, if any).
+
+Before every step the kernel checks `room`: latencies, message and ask records
+and heap room for the most one step may send (`state.P_ROOM`, `P_ASK_ROOM`);
+otherwise it returns NEED_NETWORK, and the engine refills and grows them. So no
+hook ever runs out mid-step. Faults would fit here: a lost message is a record
+that is never scheduled, a reply's timeout one more event.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .core import push
+from .state import (
+    A_DISPATCHER,
+    A_DISPATCHERS,
+    A_JOB,
+    A_LEFT,
+    A_N,
+    A_NEXT,
+    A_TAG,
+    F_NOW,
+    I_ASK_CAP,
+    I_ASK_FREE,
+    I_ASKS,
+    I_HEAP,
+    I_HEAP_CAP,
+    I_LAT,
+    I_MSG_CAP,
+    I_MSG_FREE,
+    I_MSGS,
+    I_NLAT,
+    MESSAGE,
+    P_ASK_ROOM,
+    P_QUERY,
+    P_ROOM,
+    QUERY,
+)
+from .tools import Tools
+
+
+@njit(cache=True, inline="always")
+def room(P: np.ndarray, iv: np.ndarray) -> bool:
+    """Whether one more step cannot run out of latencies, records or heap."""
+    r = P[P_ROOM]
+    return (iv[I_NLAT] - iv[I_LAT] >= r and iv[I_MSG_CAP] - iv[I_MSGS] >= r
+            and iv[I_HEAP_CAP] - iv[I_HEAP] >= r + 2 and iv[I_ASK_CAP] - iv[I_ASKS] >= P[P_ASK_ROOM])
+
+
+@njit(cache=True, inline="always")
+def post(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> None:
+    """Send one message now: it is delivered after the next latency (`Channel._later`).
+
+    The caller counts it (by kind: the channel counts what it sends).
+    """
+    msg = T.msg
+    slot = iv[I_MSG_FREE]
+    iv[I_MSG_FREE] = msg[slot, 1]
+    iv[I_MSGS] += 1
+    msg[slot, 0] = what
+    msg[slot, 1] = a
+    msg[slot, 2] = b
+    msg[slot, 3] = c
+    at = iv[I_LAT]
+    iv[I_LAT] = at + 1
+    push(T.heap, iv, T.fv[F_NOW] + T.latency[at], MESSAGE + 4 * slot)
+
+
+@njit(cache=True, inline="always")
+def release(T: Tools, iv: np.ndarray, slot: int) -> None:
+    """A delivered message's record is free again (read it first)."""
+    T.msg[slot, 1] = iv[I_MSG_FREE]
+    iv[I_MSG_FREE] = slot
+    iv[I_MSGS] -= 1
+
+
+@njit(cache=True, inline="always")
+def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: int, dispatchers: bool) -> int:
+    """A new ask of ``n`` targets (the caller writes them to ``T.targets[ask, :n]``, then `query`s them)."""
+    asks = T.asks
+    ask = iv[I_ASK_FREE]
+    iv[I_ASK_FREE] = asks[ask, A_NEXT]
+    iv[I_ASKS] += 1
+    asks[ask, A_JOB] = job
+    asks[ask, A_DISPATCHER] = dispatcher
+    asks[ask, A_LEFT] = n
+    asks[ask, A_N] = n
+    asks[ask, A_TAG] = tag
+    asks[ask, A_DISPATCHERS] = dispatchers
+    return ask
+
+
+@njit(cache=True, inline="always")
+def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
+    """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival)."""
+    counts[P[P_QUERY]] += 1
+    post(T, iv, QUERY, ask, i, 0)
+
+
+@njit(cache=True, inline="always")
+def query_all(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> None:
+    """Query every target of ``ask``, in order."""
+    for i in range(T.asks[ask, A_N]):
+        query(P, counts, iv, T, ask, i)
+
+
+@njit(cache=True, inline="always")
+def close_ask(T: Tools, iv: np.ndarray, ask: int) -> None:
+    T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
+    iv[I_ASK_FREE] = ask
+    iv[I_ASKS] -= 1
