@@ -331,5 +331,26 @@ def id_take(lists: np.ndarray, lstart: np.ndarray, count: np.ndarray, chain: np.
 
 @njit(cache=True, inline="always")
 def id_clear(count: np.ndarray, d: int) -> None:
-    """`IdList.clear` for JBT-d's reset (JIQ never clears a list, so there is no chain to unlink)."""
+    """`IdList.clear` for JBT-d's reset, where a server is in one list at most (no chains)."""
+    count[d] = 0
+
+
+@njit(cache=True)  # once per update and dispatcher: not inlined
+def id_clear_chained(lists: np.ndarray, lstart: np.ndarray, count: np.ndarray, chain: np.ndarray,
+                     node_d: np.ndarray, node_next: np.ndarray, iv: np.ndarray, d: int) -> None:
+    """`IdList.clear` where servers keep chains (JBT-d's reset with latency): each id unlinked from d."""
+    base = lstart[d]
+    for i in range(count[d]):
+        sid = lists[base + i]
+        node = chain[sid]
+        before = -1
+        while node_d[node] != d:
+            before = node
+            node = node_next[node]
+        if before < 0:
+            chain[sid] = node_next[node]
+        else:
+            node_next[before] = node_next[node]
+        node_next[node] = iv[I_NODE_FREE]
+        iv[I_NODE_FREE] = node
     count[d] = 0

@@ -8,14 +8,30 @@ import numpy as np
 from numba import njit
 
 from ...policies.jbt import JBTConfig
-from ..core import id_add, id_clear, list_room, sample
-from ..state import I_INIT, I_UPDATE_R, I_UPDATING, P_D, P_N, P_PARAMS, P_REPORT, P_THRESHOLD_KIND, Q_PARAMS
+from ..core import id_add, id_clear, id_clear_chained, list_room, sample
+from ..network import open_ask, post, query_all
+from ..state import (
+    I_INIT,
+    I_UPDATE_R,
+    I_UPDATING,
+    P_D,
+    P_LATENT,
+    P_N,
+    P_PARAMS,
+    P_REPORT,
+    P_THRESHOLD_KIND,
+    POLICY_MESSAGE,
+    Q_PARAMS,
+)
 from ..tools import Description, Tools, needs_choice
 from .common import list_dispatch, random_dispatcher, round_trips
 
 PARAMS = frozenset({"d", "period", "below", "reports", "rereport", "recheck", "reset", "initial_threshold"})
-D, STRICT, REREPORT, RECHECK, RESET, WEIGHTED = (P_PARAMS + i for i in range(6))
+D, STRICT, REREPORT, RECHECK, RESET, WEIGHTED, CHAINED = (P_PARAMS + i for i in range(7))
 TOP = Q_PARAMS  # max(weights): rejection sampling by speed (JBTG-d)
+# With latency, its messages on their way: a report (dispatcher, server), a threshold (server, r),
+# the update's clearing of another dispatcher's list (reset: dispatcher).
+REPORT, THRESHOLD, CLEAR = POLICY_MESSAGE, POLICY_MESSAGE + 1, POLICY_MESSAGE + 2
 
 
 def describe(config: JBTConfig, point: Any, speeds: np.ndarray) -> Description:
@@ -23,11 +39,15 @@ def describe(config: JBTConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     total = point.scenario.run.warmup_jobs + point.scenario.run.jobs
     weighted = len(speeds) > 1  # JBTPolicy.weights
+    # With latency and reset, a report still on its way when the lists are cleared (and the
+    # server told it is no longer listed) can list a server twice, in one list or two:
+    # then the lists keep each id once, as IdList.add does (`core.id_add`, chained).
+    chained = point.scenario.network.latency.mean != 0 and config.reset
     return Description(
-        ints=[d, config.below == "lt", config.rereport, config.recheck, config.reset, weighted],
+        ints=[d, config.below == "lt", config.rereport, config.recheck, config.reset, weighted, chained],
         floats=[float(speeds.max())],
         period=config.period, choice_at_timer=d if needs_choice(point.servers, d, False) else 0,
-        lists=True, listed=True, lists_at_arrival=True, lists_at_departure=True,
+        lists=True, listed=True, lists_at_arrival=True, lists_at_departure=True, chained=chained, ask_width=d,
         # The kernel's integers are int64: a threshold above every reachable length is any such one.
         threshold=min(config.initial_threshold, total + 1), sample=d)
 
@@ -46,15 +66,47 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
         listed[sid] = 1
         target = random_dispatcher(P, rng, ubuf, iv)
         counts[P[P_REPORT]] += 1
-        # Not listed, so in no list: no chain needed (`core.id_add`); count stands in for chain and nodes.
+        if P[P_LATENT]:
+            post(T, iv, REPORT, target, sid, 0)
+        else:
+            _reported(P, iv, T, target, sid)
+
+
+@njit(cache=True, inline="always")
+def _reported(P: np.ndarray, iv: np.ndarray, T: Tools, target: int, sid: int) -> None:
+    """`_reported`: dispatcher ``target`` lists server ``sid``."""
+    if P[CHAINED]:
+        id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, True, target, sid)
+    else:  # not listed, so in no list: no chain needed (`core.id_add`); count stands in for chain and nodes
         count = T.count
         id_add(T.lists, T.lstart, T.lcap, count, count, count, count, iv, False, target, sid)
 
 
 @njit(cache=True, inline="always")
+def _clear(P: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> None:
+    """`_cleared`: the dispatcher's list is emptied."""
+    if P[CHAINED]:
+        id_clear_chained(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, dispatcher)
+    else:
+        id_clear(T.count, dispatcher)
+
+
+@njit(cache=True, inline="always")
+def _new_threshold(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ubuf: np.ndarray,
+                   iv: np.ndarray, T: Tools, sid: int, r: int) -> None:
+    """`JBTPolicy._new_threshold`."""
+    T.threshold[sid] = r
+    reset = P[RESET] != 0
+    if reset:
+        T.listed[sid] = 0
+    if P[RECHECK] != 0 or reset:
+        _check(P, counts, length, rng, ubuf, iv, T, sid)
+
+
+@njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    return list_dispatch(P, rng, ubuf, iv, T, dispatcher, False, P[WEIGHTED] != 0, Q[TOP])
+    return list_dispatch(P, rng, ubuf, iv, T, dispatcher, P[CHAINED] != 0, P[WEIGHTED] != 0, Q[TOP])
 
 
 @njit(cache=True, inline="always")
@@ -94,6 +146,11 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
     The servers learn it one by one, from ``iv[I_UPDATING]`` on; False if it stopped
     for list room (``resume`` goes on from there).
     """
+    if P[P_LATENT]:  # ask d servers; the update goes out when they answer (`replied`)
+        ask = open_ask(T, iv, -1, 0, P[D], 0, False)
+        sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.choice)
+        query_all(P, counts, iv, T, ask)
+        return True
     if not resume:
         n, d = P[P_N], P[D]
         sample(rng, ubuf, iv, n, d, False, T.picked, T.choice)
@@ -124,3 +181,35 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
             _check(P, counts, length, rng, ubuf, iv, T, sid)
     iv[I_UPDATING] = -1
     return True
+
+
+@njit(cache=True)  # once per update: not inlined, to keep compilation short
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    """With latency: the sampled lengths are in; r is the smallest, told to every server as a message."""
+    replies = T.replies[ask]
+    r = replies[0]
+    for j in range(1, P[D]):
+        r = min(r, replies[j])
+    kind = P[P_THRESHOLD_KIND]
+    if P[RESET] != 0:  # dispatcher 0 clears its own list; each other one when its message arrives
+        _clear(P, iv, T, 0)
+        for dispatcher in range(1, P[P_D]):
+            counts[kind] += 1
+            post(T, iv, CLEAR, dispatcher, 0, 0)
+    for sid in range(P[P_N]):
+        counts[kind] += 1
+        post(T, iv, THRESHOLD, sid, r, 0)
+    return -1, False
+
+
+@njit(cache=True, inline="always")
+def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
+    """With latency: a report reaches a dispatcher, a threshold a server, or a clearing a dispatcher."""
+    if what == REPORT:
+        _reported(P, iv, T, a, b)
+    elif what == THRESHOLD:
+        _new_threshold(P, counts, length, rng, ubuf, iv, T, a, b)
+    else:
+        _clear(P, iv, T, a)

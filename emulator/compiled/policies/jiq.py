@@ -9,12 +9,14 @@ from numba import njit
 
 from ...policies.jiq import JIQConfig
 from ..core import id_add, list_room, sample, shortest
-from ..state import I_INIT, P_D, P_IDLE, P_N, P_PARAMS
+from ..network import open_ask, post, query_all
+from ..state import A_TAG, I_INIT, P_D, P_IDLE, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools
-from .common import list_dispatch, nothing_timer, random_dispatcher, round_trips
+from .common import list_dispatch, nothing_on_arrive, nothing_timer, random_dispatcher, round_trips
 
 PARAMS = frozenset({"d", "memory"})
 D, MEMORY = P_PARAMS, P_PARAMS + 1  # D: JIQ-SQ(d)'s d (-1: JIQ-Random); MEMORY: -1 unbounded
+IDLE = POLICY_MESSAGE  # with latency, a token on its way
 
 
 def describe(config: JIQConfig, point: Any, speeds: np.ndarray) -> Description:
@@ -24,8 +26,11 @@ def describe(config: JIQConfig, point: Any, speeds: np.ndarray) -> Description:
     # A list never holds an id twice, so one of N ids or more cannot fill: unbounded (and within int64).
     memory = -1 if memory is None or memory >= n else memory
     one_list = dispatchers == 1  # a flag per server says whether it is in the list
+    sqd = d > 0 and not one_list
+    # With latency JIQ-SQ(d)'s first tokens are N asks of d dispatchers each, all at time 0.
     return Description(ints=[d, memory], lists=True, chained=not one_list, listed=one_list,
-                       lists_at_departure=True, sample=max(d, 2))
+                       lists_at_departure=True, sample=max(d, 2), ask_width=max(d, 1),
+                       asks_per_step=n if sqd else 1, messages_per_step=n * d if sqd else 0)
 
 
 def supports(config: JIQConfig, point: Any) -> str | None:
@@ -49,6 +54,11 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
     count = T.count
     if d < 0 or dispatchers == 1:
         target = random_dispatcher(P, rng, ubuf, iv)
+    elif P[P_LATENT]:  # ask d dispatchers how long their I-queues are; the token goes when they answer
+        ask = open_ask(T, iv, -1, 0, d, sid, True)
+        sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.choice)
+        query_all(P, counts, iv, T, ask)
+        return
     else:
         picked, values = T.picked, T.values
         sample(rng, ubuf, iv, dispatchers, d, False, picked, T.choice)
@@ -57,9 +67,19 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
             values[j] = count[picked[j]]
         target = picked[shortest(values, d, rng, ubuf, iv)]
     counts[P[P_IDLE]] += 1
+    if P[P_LATENT]:
+        post(T, iv, IDLE, target, sid, 0)
+    else:
+        _add(P, T, iv, target, sid)
+
+
+@njit(cache=True, inline="always")
+def _add(P: np.ndarray, T: Tools, iv: np.ndarray, target: int, sid: int) -> None:
+    """`JIQPolicy._token`: the token reaches dispatcher ``target``, which keeps the id if it has room."""
+    count = T.count
     memory = P[MEMORY]
     if memory < 0 or count[target] < memory:
-        if dispatchers > 1:
+        if P[P_D] > 1:
             id_add(T.lists, T.lstart, T.lcap, count, T.chain, T.node_d, T.node_next, iv, True, target, sid)
         elif not T.listed[sid]:
             T.listed[sid] = 1
@@ -69,14 +89,27 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    return list_dispatch(P, rng, ubuf, iv, T, dispatcher, P[P_D] > 1, False, 0.0)
+    sid, via_list = list_dispatch(P, rng, ubuf, iv, T, dispatcher, P[P_D] > 1, False, 0.0)
+    if via_list and P[P_D] == 1:  # taken from the one list: no longer in it (`_add`)
+        T.listed[sid] = 0
+    return sid, via_list
 
 
 @njit(cache=True, inline="always")
-def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
-              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
-    if via_list and P[P_D] == 1:  # taken from the one list (`_token`)
-        T.listed[sid] = 0
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    """JIQ-SQ(d) with latency: the I-queue lengths are in; the token goes to the shortest."""
+    target = T.targets[ask, shortest(T.replies[ask], P[D], rng, ubuf, iv)]
+    counts[P[P_IDLE]] += 1
+    post(T, iv, IDLE, target, T.asks[ask, A_TAG], 0)
+    return -1, False
+
+
+@njit(cache=True, inline="always")
+def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
+    """With latency: a token (``IDLE``) reaches dispatcher ``a`` from server ``b``."""
+    _add(P, T, iv, a, b)
 
 
 @njit(cache=True, inline="always")
@@ -99,4 +132,4 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
     return True
 
 
-timer = nothing_timer
+on_arrive, timer = nothing_on_arrive, nothing_timer
