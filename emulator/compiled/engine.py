@@ -124,8 +124,6 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
     scenario = point.scenario
     system = scenario.system
-    if scenario.network.latency.mean != 0 and policy.name not in {"random", "round_robin", "jsq", "sqd", "threshold", "jiq", "jbt"}:
-        return "messages have latency"
     if scenario.network.loss > 0:
         return "messages are lost (network.loss > 0)"
     if system.failures is not None:

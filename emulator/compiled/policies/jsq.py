@@ -39,6 +39,22 @@ def move(buckets: np.ndarray, size: np.ndarray, position: np.ndarray, iv: np.nda
 
 
 @njit(cache=True, inline="always")
+def index_set(T: Tools, iv: np.ndarray, indexed: np.ndarray, sid: int, new: int) -> None:
+    """`LengthIndex.set`: server ``sid`` re-indexed at ``new``; ``indexed`` holds each server's value as indexed."""
+    old = indexed[sid]
+    if new == old:
+        return
+    move(T.buckets, T.bucket_size, T.position, iv, sid, old, new)
+    size = T.bucket_size
+    indexed[sid] = new
+    if new < iv[I_LOW]:
+        iv[I_LOW] = new
+    elif old == iv[I_LOW]:
+        while size[iv[I_LOW]] == 0:
+            iv[I_LOW] += 1
+
+
+@njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     if P[P_LATENT]:  # ask every server; the job waits for the N replies (`replied`)

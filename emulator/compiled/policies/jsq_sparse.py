@@ -4,6 +4,8 @@
 cyclic tie-break starts. Synchronous feedback is the periodic timer; for
 asynchronous feedback the timer hook sets the delay to its next event
 (``Q[Q_PERIOD]``, read by the kernel after each call) to an exponential draw.
+With latency an update is a message: rows ``D + k`` of ``T.ints`` hold the
+newest stamp dispatcher k has of each server, row ``2 D`` each server's stamp.
 """
 
 from __future__ import annotations
@@ -17,22 +19,27 @@ from numba import njit
 from ...measure.messages import Kind
 from ...policies.jsq_sparse import JSQSparseConfig
 from ..core import uniform
-from ..state import P_D, P_N, P_PARAMS, Q_PARAMS, Q_PERIOD
+from ..network import post
+from ..state import P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, Q_PARAMS, Q_PERIOD
 from ..tools import Description, Tools
 from .common import nothing_on_arrive, nothing_on_depart
 
 PARAMS = frozenset({"feedback", "period", "rate"})
 UPDATE, ASYNCHRONOUS = P_PARAMS, P_PARAMS + 1
 TOTAL = Q_PARAMS  # asynchronous: the rate of the superposed reports, N x rate
+TOLD = POLICY_MESSAGE  # with latency: an update (dispatcher, server, length + stamp << 32) on its way
 
 
 def describe(config: JSQSparseConfig, point: Any, speeds: np.ndarray) -> Description:
     asynchronous = config.feedback == "asynchronous"
     total = point.servers * config.per_server() if asynchronous else 0.0
     # Asynchronous: the period is a placeholder that `initialise` replaces with the first gap.
+    latent = point.scenario.network.latency.mean != 0
+    dispatchers = point.dispatchers
     return Description(ints=[int(Kind.UPDATE), asynchronous], floats=[total],
                        period=1.0 if asynchronous else float(config.period or 0.0),
-                       rr=True, int_rows=point.dispatchers)
+                       rr=True, int_rows=2 * dispatchers + 1 if latent else dispatchers,
+                       messages_per_step=point.servers * dispatchers)
 
 
 @njit(cache=True, inline="always")
@@ -42,10 +49,30 @@ def _gap(Q: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> None:
 
 
 @njit(cache=True, inline="always")
-def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, T: Tools, sid: int) -> None:
-    for dispatcher in range(P[P_D]):
+def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    """`JSQSparsePolicy._report`: server ``sid`` tells every dispatcher its length."""
+    dispatchers = P[P_D]
+    if P[P_LATENT]:
+        stamps = T.ints[2 * dispatchers]
+        stamps[sid] += 1
+        for dispatcher in range(dispatchers):
+            counts[P[UPDATE]] += 1
+            post(T, iv, TOLD, dispatcher, sid, length[sid] + (stamps[sid] << 32))
+        return
+    for dispatcher in range(dispatchers):
         T.ints[dispatcher, sid] = length[sid]
-    counts[P[UPDATE]] += P[P_D]
+    counts[P[UPDATE]] += dispatchers
+
+
+@njit(cache=True, inline="always")
+def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
+    """`_told`: an update newer than the dispatcher's last from that server sets its bound."""
+    stamp, told = c >> 32, c & 0xFFFFFFFF
+    stamps = T.ints[P[P_D] + a]
+    if stamp > stamps[b]:
+        stamps[b] = stamp
+        T.ints[a, b] = told
 
 
 @njit(cache=True)
@@ -60,11 +87,11 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
 def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
           ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
     if P[ASYNCHRONOUS]:
-        _report(P, counts, length, T, int(uniform(rng, ubuf, iv) * P[P_N]))
+        _report(P, counts, length, iv, T, int(uniform(rng, ubuf, iv) * P[P_N]))
         _gap(Q, rng, ubuf, iv)
         return True
     for sid in range(P[P_N]):
-        _report(P, counts, length, T, sid)
+        _report(P, counts, length, iv, T, sid)
     return True
 
 

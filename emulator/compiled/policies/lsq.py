@@ -16,10 +16,11 @@ from numba import njit
 
 from ...policies.lsq import LSQConfig
 from ..core import sample, uniform
-from ..state import I_LOW, P_N, P_PARAMS
+from ..network import open_ask, query
+from ..state import A_TAG, I_LOW, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
-from .jsq import move
+from .jsq import index_set
 
 PARAMS = frozenset({"d"})
 D = P_PARAMS
@@ -28,7 +29,7 @@ D = P_PARAMS
 def describe(config: LSQConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     choice = d if d < point.servers and needs_choice(point.servers, d, False) else 0
-    return Description(ints=[d], index=True, sample=d, choice_at_dispatch=choice, int_rows=1)
+    return Description(ints=[d], index=True, sample=d, choice_at_dispatch=choice, int_rows=1, asks_per_step=d)
 
 
 def supports(config: LSQConfig, point: Any) -> str | None:
@@ -36,40 +37,37 @@ def supports(config: LSQConfig, point: Any) -> str | None:
 
 
 @njit(cache=True, inline="always")
-def _set(T: Tools, iv: np.ndarray, sid: int, new: int) -> None:
-    """`LengthIndex.set`: server ``sid`` re-indexed at estimate ``new``."""
-    estimate = T.ints[0]
-    old = estimate[sid]
-    if new == old:
-        return
-    move(T.buckets, T.bucket_size, T.position, iv, sid, old, new)
-    size = T.bucket_size
-    estimate[sid] = new
-    if new < iv[I_LOW]:
-        iv[I_LOW] = new
-    elif old == iv[I_LOW]:
-        while size[iv[I_LOW]] == 0:
-            iv[I_LOW] += 1
-
-
-@njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     n, d = P[P_N], P[D]
-    round_trips(P, counts, d)
-    if d == n:  # every server queried: no draw
-        for sid in range(n):
-            _set(T, iv, sid, length[sid])
-    else:
-        picked = T.picked
+    estimate = T.ints[0]
+    picked = T.picked
+    if d < n:
         sample(rng, ubuf, iv, n, d, False, picked, T.choice)
+    if P[P_LATENT]:  # one ask per server; each reply refreshes its estimate when it comes (`replied`)
         for j in range(d):
-            _set(T, iv, picked[j], length[picked[j]])
+            sid = j if d == n else picked[j]
+            ask = open_ask(T, iv, -1, dispatcher, 1, sid, False)
+            T.targets[ask, 0] = sid
+            query(P, counts, iv, T, ask, 0)
+    else:  # every server queried (d = N) needs no draw
+        round_trips(P, counts, d)
+        for j in range(d):
+            sid = j if d == n else picked[j]
+            index_set(T, iv, estimate, sid, length[sid])
     u = uniform(rng, ubuf, iv)
     low = iv[I_LOW]
     sid = T.buckets[low, int(u * T.bucket_size[low])]
-    _set(T, iv, sid, T.ints[0, sid] + 1)
+    index_set(T, iv, estimate, sid, estimate[sid] + 1)
     return sid, False
+
+
+@njit(cache=True, inline="always")
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    """`_replied`: a server's length replaces its estimate."""
+    index_set(T, iv, T.ints[0], T.asks[ask, A_TAG], T.replies[ask, 0])
+    return -1, False
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer

@@ -13,7 +13,8 @@ from numba import njit
 
 from ...policies.sqd_memory import SQDMemoryConfig
 from ..core import sample, shortest
-from ..state import P_D, P_N, P_PARAMS
+from ..network import open_ask, query_all
+from ..state import A_DISPATCHER, A_LEFT, A_N, I_CURRENT, P_D, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
@@ -25,7 +26,7 @@ def describe(config: SQDMemoryConfig, point: Any, speeds: np.ndarray) -> Descrip
     d = int(config.d)
     choice = d if needs_choice(point.servers, d, False) else 0
     return Description(ints=[d, config.m], sample=d + config.m, choice_at_dispatch=choice,
-                       int_rows=point.dispatchers)
+                       int_rows=point.dispatchers, ask_width=d + config.m)
 
 
 @njit(cache=True)
@@ -39,7 +40,9 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     d, m = P[D], P[M]
-    picked, values, memory = T.picked, T.values, T.ints[dispatcher]
+    latent = P[P_LATENT] != 0
+    ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, 0, 0, False) if latent else -1
+    picked, memory = (T.targets[ask] if latent else T.picked), T.ints[dispatcher]
     sample(rng, ubuf, iv, P[P_N], d, False, picked, T.choice)
     k = d
     j = 0
@@ -54,9 +57,33 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
             picked[k] = sid
             k += 1
         j += 1
+    if latent:  # the job waits for the k replies (`replied`)
+        T.asks[ask, A_N] = T.asks[ask, A_LEFT] = k
+        query_all(P, counts, iv, T, ask)
+        return -1, False
     round_trips(P, counts, k)
+    values = T.values
     for i in range(k):
         values[i] = length[picked[i]]
+    return _decide(P, rng, ubuf, iv, picked, values, memory, k), False
+
+
+@njit(cache=True, inline="always")
+def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    k = T.asks[ask, A_N]
+    picked, values = T.picked, T.values
+    for i in range(k):  # `_decide` spends its candidates and values
+        picked[i] = T.targets[ask, i]
+        values[i] = T.replies[ask, i]
+    return _decide(P, rng, ubuf, iv, picked, values, T.ints[T.asks[ask, A_DISPATCHER]], k), False
+
+
+@njit(cache=True, inline="always")
+def _decide(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, picked: np.ndarray,
+            values: np.ndarray, memory: np.ndarray, k: int) -> int:
+    """The shortest of the k candidates (ties at random), and the m least loaded remembered."""
+    m = P[M]
     chosen = shortest(values, k, rng, ubuf, iv)
     server = picked[chosen]
     if m > 0:
@@ -69,7 +96,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
                     best = i
             memory[slot] = picked[best]
             picked[best] = -1
-    return server, False
+    return server
 
 
 on_arrive, on_depart, timer = nothing_on_arrive, nothing_on_depart, nothing_timer
