@@ -63,7 +63,7 @@ def view(tools: Any, fv: np.ndarray, heap: np.ndarray) -> Any:
         unmanaged(tools.lcap), unmanaged(tools.count), unmanaged(tools.chain), unmanaged(tools.node_d),
         unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
         unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
-        unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), fv, heap)
+        unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap)
 
 
 # -- the event heap -----------------------------------------------------------------------
@@ -81,6 +81,12 @@ def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
     """Schedule event ``code`` at time ``t`` with the next id."""
     eid = float(iv[I_EID])
     iv[I_EID] += 1
+    push_id(heap, iv, t, eid, code)
+
+
+@njit(cache=True, inline="always")
+def push_id(heap: np.ndarray, iv: np.ndarray, t: float, eid: float, code: int) -> None:
+    """Schedule event ``code`` at time ``t`` with id ``eid``, taken earlier (`network`'s replies)."""
     i = iv[I_HEAP]
     iv[I_HEAP] = i + 1
     while i > 0:

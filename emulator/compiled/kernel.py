@@ -32,7 +32,7 @@ from numba import njit
 
 from . import occupancy
 from .core import list_room, pop, push, replace_first, unmanaged, view
-from .network import close_ask, post, release, room
+from .network import answer, close_ask, post, release, room
 from .policies import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer
 from .state import (
     A_DISPATCHERS,
@@ -107,7 +107,6 @@ from .state import (
     P_OCCUPANCY,
     P_POLICY,
     P_POOL,
-    P_REPLY,
     P_SHARES,
     P_TIMER,
     P_WARMUP,
@@ -372,18 +371,15 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
             else:  # a message is delivered (`network`)
                 record = code >> 2
                 what, a, b, c = msg[record, 0], msg[record, 1], msg[record, 2], msg[record, 3]
-                release(T, iv, record)
-                if what == TRANSFER:  # the job reaches its server
-                    slot, sid, via_list = a, b, c != 0
-                elif what == QUERY:  # the target answers with what it holds now
+                if what == QUERY:  # the target answers with what it holds now (the record goes on)
                     target = T.targets[a, b]
-                    value = T.count[target] if asks[a, A_DISPATCHERS] else length[target]
-                    counts[P[P_REPLY]] += 1
-                    post(T, iv, REPLY, a, b, value)
-                elif what == REPLY:
-                    T.replies[a, b] = c
-                    asks[a, A_LEFT] -= 1
-                    if asks[a, A_LEFT] == 0:  # the last reply: the policy decides
+                    answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target],
+                           record)
+                else:
+                    release(T, iv, record)
+                    if what == TRANSFER:  # the job reaches its server
+                        slot, sid, via_list = a, b, c != 0
+                    elif what == REPLY:  # the ask's last reply: the policy decides
                         to, via = replied(policy, P, Q, counts, length, rng, ubuf, iv, T, a)
                         if asks[a, A_LEFT] == 0:  # (the threshold model may ask again)
                             held = asks[a, A_JOB]
@@ -391,8 +387,8 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                             if to >= 0:
                                 iv[I_TRANSFERS] += 1
                                 post(T, iv, TRANSFER, held, to, via)
-                else:  # the policy's own
-                    deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+                    else:  # the policy's own
+                        deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
             if sid < 0:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------

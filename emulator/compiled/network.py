@@ -9,8 +9,8 @@ at now plus the next latency of `Tools.latency`, which the engine draws in the
 SimPy engine's blocks. Messages are counted by kind when sent, as the channel
 counts them. `Channel.ask` is an ask record (`Tools.asks`, fields `state.A_*`) with
 a row of targets and one of replies: one query per target, in target order; each
-target answers when its query arrives; when the last reply is in, the policy's
-``replied`` hook decides (and the kernel sends the job the ask held, if any).
+target answers when its query arrives (`answer`); when the last reply is in, the
+policy's ``replied`` hook decides (and the kernel sends the job the ask held, if any).
 
 Before every step the kernel checks `room`: latencies, message and ask records
 and heap room for the most one step may send (`state.P_ROOM`, `P_ASK_ROOM`);
@@ -24,10 +24,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .core import push
+from .core import push, push_id
 from .state import (
     A_DISPATCHER,
     A_DISPATCHERS,
+    A_DUE_ID,
     A_JOB,
     A_LEFT,
     A_N,
@@ -37,6 +38,7 @@ from .state import (
     I_ASK_CAP,
     I_ASK_FREE,
     I_ASKS,
+    I_EID,
     I_HEAP,
     I_HEAP_CAP,
     I_LAT,
@@ -47,8 +49,10 @@ from .state import (
     MESSAGE,
     P_ASK_ROOM,
     P_QUERY,
+    P_REPLY,
     P_ROOM,
     QUERY,
+    REPLY,
 )
 from .tools import Tools
 
@@ -108,7 +112,39 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
 def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
     """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival)."""
     counts[P[P_QUERY]] += 1
+    T.due[ask] = -1.0  # no reply on its way yet (the threshold model asks one probe after another)
     post(T, iv, QUERY, ask, i, 0)
+
+
+@njit(cache=True, inline="always")
+def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int,
+           record: int) -> None:
+    """Target ``i`` of ``ask`` answers ``value``: its reply leaves now, after the next latency.
+
+    Every reply is counted, takes its latency and its event id where the channel's does;
+    but a reply's arrival only stores its value and counts down, so only the last one
+    to arrive (in the heap's (time, id) order) is scheduled: when every target has
+    answered, that one, with its own time and id, as ``REPLY`` in message ``record``.
+    """
+    counts[P[P_REPLY]] += 1
+    T.replies[ask, i] = value
+    at = iv[I_LAT]
+    iv[I_LAT] = at + 1
+    t = T.fv[F_NOW] + T.latency[at]
+    eid = iv[I_EID]
+    iv[I_EID] = eid + 1
+    asks = T.asks
+    due = T.due[ask]
+    if t > due or (t == due and eid > asks[ask, A_DUE_ID]):
+        T.due[ask] = t
+        asks[ask, A_DUE_ID] = eid
+    asks[ask, A_LEFT] -= 1
+    if asks[ask, A_LEFT] == 0:  # the last answer: the ask's one reply event, in the query's record
+        T.msg[record, 0] = REPLY
+        T.msg[record, 1] = ask
+        push_id(T.heap, iv, T.due[ask], float(asks[ask, A_DUE_ID]), MESSAGE + 4 * record)
+    else:
+        release(T, iv, record)
 
 
 @njit(cache=True, inline="always")

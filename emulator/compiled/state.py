@@ -147,7 +147,7 @@ TIMER = 3  # the policy's timer (JBT-d's threshold update)
 # -- what a message record carries (`network`: its first field; the rest are its arguments) ----
 TRANSFER = 0  # a job (slot, server, via_list) reaches its server
 QUERY = 1  # (ask, i): the i-th target of an ask is asked
-REPLY = 2  # (ask, i, value): its answer comes back
+REPLY = 2  # (ask): the last reply of the ask arrives (`network`: the others change nothing when they do)
 POLICY_MESSAGE = 3  # from here on, the policy's own messages, delivered by its `deliver` hook
 
 # -- an ask record's fields (`network.open_ask`) ---------------------------------------------
@@ -158,4 +158,5 @@ A_N = 3  # targets
 A_TAG = 4  # the policy's own (the threshold model's probe, LSQ's server, JIQ's idle server)
 A_DISPATCHERS = 5  # 1 when the targets are dispatchers (JIQ-SQ(d)'s idle servers ask them), else servers
 A_NEXT = 6  # the free list's link while the record is free
-A_FIELDS = 7
+A_DUE_ID = 7  # the event id of the reply that arrives last so far (its time: `Tools.due`)
+A_FIELDS = 8

@@ -17,8 +17,9 @@ The parts of the toolkit:
   `Description.int_rows`);
 - with latency (`network`): ``latency`` (the latencies to draw, in order), ``msg``
   (the records of messages in flight), ``asks`` with their ``targets`` and
-  ``replies`` (rows of `Description.ask_width`); and the kernel's own ``fv`` and
-  ``heap``, so that a hook can schedule a message's delivery.
+  ``replies`` (rows of `Description.ask_width`) and ``due`` (when the last reply
+  arrives); and the kernel's own ``fv`` and ``heap``, so that a hook can schedule
+  a message's delivery.
 
 An array a policy does not use has one element, so the tuple's types never change.
 """
@@ -37,7 +38,7 @@ Tools = namedtuple("Tools", [
     "rr", "buckets", "bucket_size", "position", "threshold", "listed",
     "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
     "weights", "choice", "picked", "values", "ints",
-    "latency", "msg", "asks", "targets", "replies", "fv", "heap",
+    "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -123,13 +124,15 @@ class Toolkit:
         self.msg = np.zeros((1, 4), dtype=np.int64)
         self.asks = np.zeros((1, S.A_FIELDS), dtype=np.int64)
         self.targets = self.replies = np.zeros((1, 1), dtype=np.int64)
+        self.due = np.zeros(1)
 
     def tools(self) -> Tools:
         """The arrays as the kernel takes them, as they are now (growth replaces some)."""
         return Tools(self.rr, self.buckets, self.bucket_size, self.position, self.threshold, self.listed,
                      self.lists, self.lstart, self.lcap, self.count, self.chain, self.node_d, self.node_next,
                      self.weights, self.choice, self.picked, self.values, self.ints,
-                     self.latency, self.msg, self.asks, self.targets, self.replies, self.latency, self.latency)
+                     self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
+                     self.latency, self.latency)  # fv and heap: the kernel's own (`core.view`)
 
     # -- message latency (`network`) -----------------------------------------------------------
     def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:
@@ -140,6 +143,7 @@ class Toolkit:
         self.asks = _linked(np.zeros((asks, S.A_FIELDS), dtype=np.int64), S.A_NEXT, 0, iv, S.I_ASK_FREE)
         self.targets = np.zeros((asks, description.ask_width), dtype=np.int64)
         self.replies = np.zeros((asks, description.ask_width), dtype=np.int64)
+        self.due = np.zeros(asks)
         iv[S.I_ASK_CAP], iv[S.I_ASKS] = asks, 0
 
     def refill_latency(self, iv: np.ndarray, blocks: Iterator[np.ndarray], room: int) -> None:
@@ -167,6 +171,7 @@ class Toolkit:
                                 S.I_ASK_FREE)
             self.targets = np.concatenate([self.targets, np.zeros_like(self.targets)])
             self.replies = np.concatenate([self.replies, np.zeros_like(self.replies)])
+            self.due = np.concatenate([self.due, np.zeros_like(self.due)])
             iv[S.I_ASK_CAP] = len(self.asks)
 
     # -- the length index ------------------------------------------------------------------
