@@ -38,6 +38,8 @@ from .state import (
     A_DISPATCHERS,
     A_JOB,
     A_LEFT,
+    ASK_MASK,
+    ASK_SHIFT,
     DONE,
     EMPTY,
     F_A0,
@@ -114,9 +116,10 @@ from .state import (
     POOL_END,
     Q_BOUNDS,
     Q_PERIOD,
-    QUERY,
-    REPLY,
+    QUERY_EVENT,
+    REPLY_EVENT,
     SERVICE_END,
+    TARGET_MASK,
     TIMER,
     TRANSFER,
 )
@@ -369,24 +372,25 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 iv[I_UPDATING] = -1
                 push(heap, iv, now + Q[Q_PERIOD], TIMER)
             else:  # a message is delivered (`network`)
-                record = code >> 2
-                what, a, b, c = msg[record, 0], msg[record, 1], msg[record, 2], msg[record, 3]
-                if what == QUERY:  # the target answers with what it holds now (the record goes on)
+                arg = code >> 2
+                if arg & QUERY_EVENT:  # the target answers with what it holds now
+                    a, b = (arg >> ASK_SHIFT) & ASK_MASK, arg & TARGET_MASK
                     target = T.targets[a, b]
-                    answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target],
-                           record)
+                    answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
+                elif arg & REPLY_EVENT:  # an ask's last reply: the policy decides
+                    a = arg & ASK_MASK
+                    to, via = replied(policy, P, Q, counts, length, rng, ubuf, iv, T, a)
+                    if asks[a, A_LEFT] == 0:  # (the threshold model may ask again)
+                        held = asks[a, A_JOB]
+                        close_ask(T, iv, a)
+                        if to >= 0:
+                            iv[I_TRANSFERS] += 1
+                            post(T, iv, TRANSFER, held, to, via)
                 else:
-                    release(T, iv, record)
+                    what, a, b, c = msg[arg, 0], msg[arg, 1], msg[arg, 2], msg[arg, 3]
+                    release(T, iv, arg)
                     if what == TRANSFER:  # the job reaches its server
                         slot, sid, via_list = a, b, c != 0
-                    elif what == REPLY:  # the ask's last reply: the policy decides
-                        to, via = replied(policy, P, Q, counts, length, rng, ubuf, iv, T, a)
-                        if asks[a, A_LEFT] == 0:  # (the threshold model may ask again)
-                            held = asks[a, A_JOB]
-                            close_ask(T, iv, a)
-                            if to >= 0:
-                                iv[I_TRANSFERS] += 1
-                                post(T, iv, TRANSFER, held, to, via)
                     else:  # the policy's own
                         deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
             if sid < 0:

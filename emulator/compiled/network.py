@@ -3,12 +3,13 @@
 With latency the SimPy channel schedules one ``Timeout`` per message, its delay
 the next draw of the ``network`` stream, and runs the receiver's handler when it
 fires. Here a message is a record of `Tools.msg` (what, a, b, c: `state.TRANSFER`,
-`QUERY`, `REPLY`, or a policy's own from `state.POLICY_MESSAGE` on), and its
+or a policy's own from `state.POLICY_MESSAGE` on), and its
 delivery an event of the kernel's heap (kind `state.MESSAGE`, argument the record)
 at now plus the next latency of `Tools.latency`, which the engine draws in the
 SimPy engine's blocks. Messages are counted by kind when sent, as the channel
 counts them. `Channel.ask` is an ask record (`Tools.asks`, fields `state.A_*`) with
-a row of targets and one of replies: one query per target, in target order; each
+a row of targets and one of replies: one query per target, in target order (an
+event whose argument names the ask and target: `state.QUERY_EVENT`, no record); each
 target answers when its query arrives (`answer`); when the last reply is in, the
 policy's ``replied`` hook decides (and the kernel sends the job the ask held, if any).
 
@@ -34,6 +35,7 @@ from .state import (
     A_N,
     A_NEXT,
     A_TAG,
+    ASK_SHIFT,
     F_NOW,
     I_ASK_CAP,
     I_ASK_FREE,
@@ -51,8 +53,8 @@ from .state import (
     P_QUERY,
     P_REPLY,
     P_ROOM,
-    QUERY,
-    REPLY,
+    QUERY_EVENT,
+    REPLY_EVENT,
 )
 from .tools import Tools
 
@@ -105,6 +107,7 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
     asks[ask, A_N] = n
     asks[ask, A_TAG] = tag
     asks[ask, A_DISPATCHERS] = dispatchers
+    T.due[ask] = -1.0  # no reply on its way yet
     return ask
 
 
@@ -112,19 +115,19 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
 def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
     """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival)."""
     counts[P[P_QUERY]] += 1
-    T.due[ask] = -1.0  # no reply on its way yet (the threshold model asks one probe after another)
-    post(T, iv, QUERY, ask, i, 0)
+    at = iv[I_LAT]
+    iv[I_LAT] = at + 1
+    push(T.heap, iv, T.fv[F_NOW] + T.latency[at], MESSAGE + 4 * (QUERY_EVENT | (ask << ASK_SHIFT) | i))
 
 
 @njit(cache=True, inline="always")
-def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int,
-           record: int) -> None:
+def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int) -> None:
     """Target ``i`` of ``ask`` answers ``value``: its reply leaves now, after the next latency.
 
     Every reply is counted, takes its latency and its event id where the channel's does;
     but a reply's arrival only stores its value and counts down, so only the last one
     to arrive (in the heap's (time, id) order) is scheduled: when every target has
-    answered, that one, with its own time and id, as ``REPLY`` in message ``record``.
+    answered, that one, with its own time and id.
     """
     counts[P[P_REPLY]] += 1
     T.replies[ask, i] = value
@@ -139,12 +142,8 @@ def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
         T.due[ask] = t
         asks[ask, A_DUE_ID] = eid
     asks[ask, A_LEFT] -= 1
-    if asks[ask, A_LEFT] == 0:  # the last answer: the ask's one reply event, in the query's record
-        T.msg[record, 0] = REPLY
-        T.msg[record, 1] = ask
-        push_id(T.heap, iv, T.due[ask], float(asks[ask, A_DUE_ID]), MESSAGE + 4 * record)
-    else:
-        release(T, iv, record)
+    if asks[ask, A_LEFT] == 0:  # the last answer: the ask's one reply event
+        push_id(T.heap, iv, T.due[ask], float(asks[ask, A_DUE_ID]), MESSAGE + 4 * (REPLY_EVENT | ask))
 
 
 @njit(cache=True, inline="always")

@@ -146,9 +146,13 @@ TIMER = 3  # the policy's timer (JBT-d's threshold update)
 
 # -- what a message record carries (`network`: its first field; the rest are its arguments) ----
 TRANSFER = 0  # a job (slot, server, via_list) reaches its server
-QUERY = 1  # (ask, i): the i-th target of an ask is asked
-REPLY = 2  # (ask): the last reply of the ask arrives (`network`: the others change nothing when they do)
 POLICY_MESSAGE = 3  # from here on, the policy's own messages, delivered by its `deliver` hook
+# An ask's messages need no record: a MESSAGE event's argument says what they are.
+QUERY_EVENT = 1 << 48  # | ask << 24 | i: the i-th target of an ask is asked
+REPLY_EVENT = 1 << 47  # | ask: the last reply of the ask arrives (`network`: the others change nothing)
+ASK_SHIFT = 24
+TARGET_MASK = (1 << ASK_SHIFT) - 1  # so at most 2**24 targets (servers) with latency
+ASK_MASK = (1 << 23) - 1  # and 2**23 asks in flight
 
 # -- an ask record's fields (`network.open_ask`) ---------------------------------------------
 A_JOB = 0  # the job slot waiting for the replies, or -1

@@ -151,10 +151,10 @@ class Toolkit:
         at, held = int(iv[S.I_LAT]), int(iv[S.I_NLAT])
         if held - at >= room:
             return
-        parts = [self.latency[at:held].copy()]  # the blocks may reuse one buffer: copy first
+        parts = [self.latency[at:held]]
         total = held - at
-        while total < room:
-            parts.append(next(blocks).copy())
+        while total < room:  # (concatenate copies each block before the next one is drawn into it)
+            parts.append(next(blocks))
             total += len(parts[-1])
         self.latency = np.concatenate(parts)
         iv[S.I_LAT], iv[S.I_NLAT] = 0, len(self.latency)

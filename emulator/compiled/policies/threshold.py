@@ -57,6 +57,7 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         return T.targets[ask, i], False
     asks[ask, A_TAG] = i + 1
     asks[ask, A_LEFT] = 1
+    T.due[ask] = -1.0  # a new round trip
     query(P, counts, iv, T, ask, i + 1)
     return -1, False
 
