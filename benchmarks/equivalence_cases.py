@@ -27,7 +27,9 @@ POLICIES: dict[str, dict[str, Any]] = {
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
 }
-LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05}}
+LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
+                             # Every message takes the same time: ties everywhere, decided by event ids.
+                             "det": {"kind": "deterministic", "mean": 0.05}}
 VARIANTS: dict[str, dict[str, Any]] = {
     "base": {},
     "dispatchers3": {"dispatchers": 3},
@@ -43,6 +45,9 @@ VARIANTS: dict[str, dict[str, Any]] = {
 EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jiq_sqd": {"policy": "jiq", "d": 2, "dispatchers": 3},
     "jiq_memory": {"policy": "jiq", "memory": 2},
+    # 4d > D: each idle server samples its dispatchers with rng.choice (at time 0 too).
+    "jiq_sqd_choice": {"policy": "jiq", "d": 3, "dispatchers": 4},
+    "jiq_sqd_choice_pool": {"policy": "jiq", "d": 4, "dispatchers": 5, "discipline": "pool", "capacity": 3},
     "jbt_lt": {"policy": "jbt", "d": 3, "period": 3.0, "below": "lt", "rereport": False},
     "sqd_replace": {"policy": "sqd", "d": 3, "replace": True},
     "sqd_d5": {"policy": "sqd", "d": 5},

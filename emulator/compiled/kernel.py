@@ -96,6 +96,7 @@ from .state import (
     NEED_SIZES,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHOICE_AT_DEPARTURE,
     P_CHOICE_AT_DISPATCH,
     P_CHOICE_AT_TIMER,
     P_D,
@@ -198,6 +199,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
     policy = P[P_POLICY]  # the policy's code: its branch of the switches
     choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
+    choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
         P[P_LISTS_AT_DEPARTURE] != 0
     latent = P[P_LATENT] != 0  # every message an event (`network`)
@@ -325,6 +327,11 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 return NEED_CHOICE
             if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
                 return NEED_LISTS  # e.g. a token or a report after the departure
+            if choice_at_departure > 0 and iv[I_CHOICE] == 0 and (kind == SERVICE_END or kind == POOL_END):
+                leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
+                if length[leaving] == 1:  # it will be idle: its token samples dispatchers first thing
+                    iv[I_CHOICE_N], iv[I_CHOICE_K] = n_dispatchers, choice_at_departure
+                    return NEED_CHOICE
             if latent:  # a delivered message may send more, reach a server or list an id: room first
                 if not room(P, iv):
                     return NEED_NETWORK

@@ -125,7 +125,9 @@ P_LATENT = 20  # 1: messages have latency; each is an event (`network`)
 P_ROOM = 21  # with latency: the most messages (and latencies, heap records) one step may send
 P_ASK_ROOM = 22  # with latency: the most asks one step may open
 P_LISTS = 23  # 1: the policy keeps the dispatchers' lists (with latency, a delivered message may add an id)
-P_PARAMS = 24  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
+P_CHOICE_AT_DEPARTURE = 24  # k > 0: a departure that leaves its server idle samples k of D dispatchers with
+# rng.choice (JIQ-SQ(d) with 4d > D)
+P_PARAMS = 25  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
 P_NPARAMS = 8
 P_NP = P_PARAMS + P_NPARAMS
 

@@ -56,6 +56,7 @@ class Description:
     period: float = 0.0  # > 0: the timer hook runs every period, from t = period on
     choice_at_dispatch: int = 0  # k > 0: a dispatch samples k of N with rng.choice (`needs_choice`)
     choice_at_timer: int = 0
+    choice_at_departure: int = 0  # k > 0: a departure that empties its server samples k of D dispatchers so
     index: bool = False  # the length index
     lists: bool = False  # the dispatchers' lists ...
     chained: bool = False  # ... where a server can be in several (JIQ with several dispatchers)
@@ -86,6 +87,7 @@ def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:
     P[S.P_TIMER] = description.period > 0
     P[S.P_CHOICE_AT_DISPATCH] = description.choice_at_dispatch
     P[S.P_CHOICE_AT_TIMER] = description.choice_at_timer
+    P[S.P_CHOICE_AT_DEPARTURE] = description.choice_at_departure
     P[S.P_INDEX] = description.index
     P[S.P_LISTS_AT_ARRIVAL] = description.lists_at_arrival
     P[S.P_LISTS_AT_DEPARTURE] = description.lists_at_departure

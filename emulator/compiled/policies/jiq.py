@@ -10,8 +10,21 @@ from numba import njit
 from ...policies.jiq import JIQConfig
 from ..core import id_add, list_room, sample, shortest
 from ..network import open_ask, post, query_all
-from ..state import A_TAG, I_INIT, P_D, P_IDLE, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE
-from ..tools import Description, Tools
+from ..state import (
+    A_TAG,
+    I_CHOICE,
+    I_CHOICE_K,
+    I_CHOICE_N,
+    I_INIT,
+    P_CHOICE_AT_DEPARTURE,
+    P_D,
+    P_IDLE,
+    P_LATENT,
+    P_N,
+    P_PARAMS,
+    POLICY_MESSAGE,
+)
+from ..tools import Description, Tools, needs_choice
 from .common import list_dispatch, nothing_on_arrive, nothing_timer, random_dispatcher, round_trips
 
 PARAMS = frozenset({"d", "memory"})
@@ -27,18 +40,13 @@ def describe(config: JIQConfig, point: Any, speeds: np.ndarray) -> Description:
     memory = -1 if memory is None or memory >= n else memory
     one_list = dispatchers == 1  # a flag per server says whether it is in the list
     sqd = d > 0 and not one_list
+    # Sampling d of D dispatchers with 4d > D (d != 2) takes rng.choice: drawn by the engine when asked.
+    choice = d if sqd and needs_choice(dispatchers, d, False) else 0
     # With latency JIQ-SQ(d)'s first tokens are N asks of d dispatchers each, all at time 0.
     return Description(ints=[d, memory], lists=True, chained=not one_list, listed=one_list,
                        lists_at_departure=True, sample=max(d, 2), ask_width=max(d, 1),
-                       asks_per_step=n if sqd else 1, messages_per_step=n * d if sqd else 0)
-
-
-def supports(config: JIQConfig, point: Any) -> str | None:
-    d = config.d
-    if d is not None and point.dispatchers > 1 and 4 * int(d) > point.dispatchers and int(d) != 2:
-        return "JIQ-SQ(d) with 4d > dispatchers samples with rng.choice after a departure"
-    return None
-
+                       asks_per_step=n if sqd else 1, messages_per_step=n * d if sqd else 0,
+                       choice_at_departure=choice)
 
 
 @njit(cache=True, inline="always")
@@ -122,10 +130,17 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 @njit(cache=True)  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
-    """`JIQPolicy.__init__`: every server is idle and sends a token, from ``iv[I_INIT]`` on."""
+    """`JIQPolicy.__init__`: every server is idle and sends a token, from ``iv[I_INIT]`` on.
+
+    False when it stops for list room, or (``iv[I_CHOICE]`` -1) for an rng.choice draw.
+    """
     for sid in range(iv[I_INIT], P[P_N]):
         if not list_room(iv, T.lists):
             iv[I_INIT] = sid
+            return False
+        if P[P_CHOICE_AT_DEPARTURE] > 0 and iv[I_CHOICE] != 1:  # the token's sample of dispatchers
+            iv[I_INIT] = sid
+            iv[I_CHOICE], iv[I_CHOICE_N], iv[I_CHOICE_K] = -1, P[P_D], P[P_CHOICE_AT_DEPARTURE]
             return False
         _token(P, counts, rng, ubuf, iv, T, sid)
     iv[I_INIT] = -1
