@@ -37,6 +37,11 @@ LABEL = {"jsq": "JSQ", "sqd": "SQ(2)", "jiq": "JIQ", "jbt": "JBT-2"}
 # The compiled engine's targets: (policy, N, parameters, label).
 COMPILED_CASES = (("jsq", 10, {}, "JSQ"), ("sqd", 100, {"d": 2}, "SQ(2)"), ("jiq", 1000, {}, "JIQ"),
                   ("jbt", 100, {"d": 10}, "JBT-10"))
+# With exponential latency of mean 0.01 (every message an event): (policy, N, parameters, label,
+# the largest ratio of compiled to SimPy time, the share of the run's jobs).
+LATENCY = {"kind": "exponential", "mean": 0.01}
+LATENCY_CASES = (("jsq", 100, {}, "JSQ", 1 / 50, 1 / 50), ("sqd", 100, {"d": 2}, "SQ(2)", 1 / 20, 1 / 5),
+                 ("jiq", 100, {}, "JIQ", 1 / 20, 1 / 5), ("jbt", 100, {"d": 10}, "JBT-10", 1 / 20, 1 / 5))
 # The compiled engine against the hand-written C loop (c_limit.c): (policy, N, d, label).
 C_CASES = (("jsq", 10, 0, "JSQ"), ("sqd", 100, 2, "SQ(2)"), ("sqd", 1_000, 2, "SQ(2)"), ("sqd", 10_000, 2, "SQ(2)"))
 C_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "c_limit.c")
@@ -50,10 +55,11 @@ def cpu(call: Callable[[], Any]) -> tuple[float, Any]:
 
 
 def emulated(policy: str, n: int, jobs: int, warmup: int, seed: int = 1, engine: str = "simpy",
-             params: dict[str, Any] | None = None, occupancy: bool = False) -> Callable[[], dict[str, Any]]:
+             params: dict[str, Any] | None = None, occupancy: bool = False,
+             latency: dict[str, Any] | None = None) -> Callable[[], dict[str, Any]]:
     params = POLICY_PARAMS[policy] if params is None else params
     return lambda: emulator.simulate(policy, servers=n, load=0.9, jobs=jobs, warmup_jobs=warmup,
-                                     seed=seed, engine=engine, occupancy=occupancy, **params)
+                                     seed=seed, engine=engine, occupancy=occupancy, latency=latency, **params)
 
 
 def baselined(policy: str, n: int, jobs: int, warmup: int, seed: int = 1) -> Callable[[], dict[str, Any]]:
@@ -292,6 +298,20 @@ def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: 
                   fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 0.05,
                   f"(x{slow / fast:.1f} faster; rows {'identical' if same else 'DIFFERENT'})")
         record[f"compiled_occupancy_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
+    # With latency: SimPy schedules an event per message; so does the kernel.
+    for policy, n, params, label, limit, share in LATENCY_CASES:
+        few, before = int(jobs * share), int(warmup * share)
+        m = best_of({"simpy": emulated(policy, n, few, before, params=params, latency=LATENCY),
+                     "compiled": emulated(policy, n, few, before, engine="compiled", params=params,
+                                          latency=LATENCY)}, max(1, repeat // 2))
+        (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
+        same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row if k not in ("wall_seconds", "engine"))
+        per_job = 1e9 / (few + before)
+        table.add(f"compiled vs SimPy, latency 0.01, {label} N={n}",
+                  f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
+                  fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), limit,
+                  f"(x{slow / fast:.1f} faster; {few} jobs; rows {'identical' if same else 'DIFFERENT'})")
+        record[f"compiled_latency_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
     for policy, n in (("jsq", 10), ("sqd", 100)):
         m = best_of({"compiled": emulated(policy, n, jobs, warmup, engine="compiled"),
                      "baseline": baselined(policy, n, jobs, warmup)}, max(1, repeat // 2))

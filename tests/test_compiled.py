@@ -62,22 +62,28 @@ def same_row(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def equivalence_cases() -> dict[str, dict[str, Any]]:
-    """The zero-latency cases of the equivalence set, read from its file (`benchmarks/` stays off the path)."""
-    return {key: kw for key, kw in EQUIVALENCE["cases"]().items() if kw["latency"] is None}
+    """The equivalence set, read from its file (`benchmarks/` stays off the path)."""
+    return dict(EQUIVALENCE["cases"]().items())
 
 
 CASES = equivalence_cases()
 
 
+def simpy_only(options: dict[str, Any]) -> bool:
+    """The cases the kernel does not model (an index per dispatcher), which SimPy runs."""
+    several = options.get("dispatchers", 1) > 1
+    return several and (options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"]))
+
+
 @pytest.mark.slow
-def test_every_zero_latency_equivalence_case_is_identical() -> None:
-    """`benchmarks/equivalence.py`'s zero-latency cases: every policy and variant, identical rows."""
-    assert len(CASES) >= 50
+def test_every_equivalence_case_is_identical() -> None:
+    """`benchmarks/equivalence.py`'s cases, every policy and variant, with and without latency: identical rows."""
+    assert len(CASES) >= 300
     for key, kw in CASES.items():
-        options = {k: v for k, v in kw.items() if k != "latency"}
-        options["jobs"] = min(options["jobs"], 4000)  # the same paths; the full lengths: --engines
-        several_lsq = options["policy"] == "lsq" and options.get("dispatchers", 1) > 1  # one index each
-        if options.get("time") == "slotted" or several_lsq:  # not modelled by the kernel: SimPy runs it
+        options = dict(kw)
+        # The same paths in shorter runs; the full lengths: --engines. Latency costs SimPy an event a message.
+        options["jobs"] = min(options["jobs"], 4000 if options["latency"] is None else 1500)
+        if (options.get("time") == "slotted" and options["latency"] is None) or simpy_only(options):
             policy = options.pop("policy")
             assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy", key
             continue
@@ -178,15 +184,15 @@ def test_a_trace_replays_identically(tmp_path: Path) -> None:
 
 
 def test_what_is_not_compiled_runs_on_simpy() -> None:
-    latency = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled",
-                                 latency={"kind": "deterministic", "mean": 0.1})
-    assert latency["engine"] == "simpy"
-    # JIQ-SQ(3) with 4 dispatchers samples them with rng.choice after a departure.
-    choice = emulator.simulate("jiq", d=3, dispatchers=4, servers=4, jobs=200, engine="compiled")
-    assert choice["engine"] == "simpy"
+    faults = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled", loss=0.1, timeout=1.0,
+                               latency={"kind": "deterministic", "mean": 0.1})
+    assert faults["engine"] == "simpy"
     # LSQ keeps an index per dispatcher; compiled, only one dispatcher's.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
     assert several["engine"] == "simpy"
+    late = emulator.simulate("jsq_push", dispatchers=2, servers=4, jobs=200, engine="compiled",
+                             latency={"kind": "exponential", "mean": 0.1})
+    assert late["engine"] == "simpy"
     assert emulator.simulate("jsq", servers=4, jobs=200, engine="simpy")["engine"] == "simpy"
 
 
@@ -253,7 +259,7 @@ def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
     long = make_point({"name": "sqd", "d": 2}, servers=10, jobs=300_000)  # 1.5 s of SimPy at 5 us per job
     assert choose_engine(long, long.policies[0]) == "compiled"
     latency = make_point({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
-    assert choose_engine(latency, latency.policies[0]) == "simpy"
+    assert choose_engine(latency, latency.policies[0]) == "compiled"
     row = run_task(Task(short, short.policies[0], 0, 3))
     assert row["engine"] == "simpy"
 

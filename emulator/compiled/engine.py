@@ -52,18 +52,19 @@ SimPy's time per job in every case measured) makes up for loading its kernel
 def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     """The SimPy engine's CPU seconds for one replication of ``policy`` at ``point``, estimated.
 
-    The cost model of ``run.engine: auto`` (zero latency, the only case the compiled
-    engine runs): (warm-up + jobs) x microseconds per job, with
+    The cost model of ``run.engine: auto``: (warm-up + jobs) x microseconds per job, with
 
         4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
+        + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event
 
     Servers sampled per job are the policy's `Policy.samples_per_job`: d for SQ(d) and
     the threshold policy (at most d probes), d for JIQ-SQ(d) (per idle token, at most
     one per job), N / (period x arrival rate) for JBT-d (the N threshold messages of
-    each update, per job); none for Random, round robin and JSQ, whose 2N messages
-    SimPy counts without sending them and whose shortest queue it keeps in an O(1)
-    index (`policies.jsq.LengthIndex`). The N term is the machine's caches: past about
-    a thousand servers, SimPy's objects outgrow them.
+    each update, per job); none for Random, round robin and JSQ at zero latency, whose
+    2N messages SimPy counts without sending them and whose shortest queue it keeps in
+    an O(1) index (`policies.jsq.LengthIndex`), but N for JSQ with latency, which asks
+    them all. The N term is the machine's caches: past about a thousand servers,
+    SimPy's objects outgrow them.
 
     Measured (CPU time per job, load 0.9, 2 shared cores; SimPy / compiled, in us):
 
@@ -86,6 +87,9 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     JSQ N=100 occupancy   6.1    0.20      SQ(100) N=1,000 occupancy 51.2    3.3
     ====================  =====  ========  ========================  ======  ========
 
+    With exponential latency of mean 0.01 at N = 100: JSQ 464-515 / 9.5-11, SQ(2)
+    15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35.
+
     The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
     more than it says); it only has to tell a run of a fraction of a second from one of
     seconds. It grows with the jobs, so a shorter run is never moved to the slower engine.
@@ -94,6 +98,8 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     n = point.servers
     samples = REGISTRY[policy.name].samples_per_job(policy.config, _PointView(point))
     us = 4.0 + 0.5 * samples + 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
+    if point.scenario.network.latency.mean != 0:
+        us += 2.4 * (2.0 + 2.0 * samples)
     return (run.warmup_jobs + run.jobs) * us * 1e-6
 
 

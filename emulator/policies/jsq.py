@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .base import Policy, PolicyConfig, queue_length, shortest
-from .views import DispatcherView, JobView, ModelView, ServerView
+from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
 
 class JSQConfig(PolicyConfig):
@@ -103,6 +103,11 @@ class JSQPolicy(Policy):
     @classmethod
     def label(cls, config: JSQConfig) -> str:
         return "JSQ"
+
+    @classmethod
+    def samples_per_job(cls, config: JSQConfig, point: PointView) -> float:
+        """None with zero latency (the length index); with latency all N servers are asked."""
+        return float(point.servers) if point.scenario.network.latency.mean != 0 else 0.0
 
     def __init__(self, model: ModelView, config: JSQConfig) -> None:
         super().__init__(model, config)
