@@ -11,7 +11,9 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
   scheduled when its service starts (on arrival at an idle server, or at the
   departure of the job before it);
 - a pool schedules one completion per task when the task arrives;
-- JBT-d's timer is one event per period, scheduled after each update.
+- JBT-d's timer is one event per period, scheduled after each update;
+- with latency, every message is an event (`network`): a job's transfer to its
+  server, queries, the last reply of each ask, and the policy's own messages.
 
 The recorder's sums are updated in the same order with the same float operations
 as `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something
@@ -19,10 +21,13 @@ from Python (more gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a
 full response batch to fold into the quantile sketch); every such point is one
 where it can be called again and go on exactly where it stopped.
 
-A server's length changes in two places only (``length[sid] += 1`` on an accepted
-arrival, ``-= 1`` on a departure), each next to the recorder's area update for
-the same instant; there the occupancy observer (`occupancy`) is told, as the SimPy
-servers tell theirs. The source stops once the window has closed, as the model's does.
+A job reaches its server in one place (the end of the loop: at once with zero
+latency, at its transfer's delivery with latency). A server's length changes in
+two places only (``length[sid] += 1`` on an accepted arrival, ``-= 1`` on a
+departure), each next to the recorder's area update for the same instant; there
+the occupancy observer (`occupancy`) is told, as the SimPy servers tell theirs.
+The source stops once the window has closed and every measured job has reached
+its server, as the model's does.
 """
 
 from __future__ import annotations
