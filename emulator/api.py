@@ -320,7 +320,8 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
     from .experiment.runner import choose_engine
 
     cases = {(task.point.index, task.policy.label): task for task in todo}.values()
-    if not any(choose_engine(task.point, task.policy) == "compiled" for task in cases):
+    times = {task.point.scenario.system.time for task in cases if choose_engine(task.point, task.policy) == "compiled"}
+    if not times:
         return False
     from . import compiled
 
@@ -328,7 +329,8 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
         print(f"lbemu: compiling the simulation kernel (once per installation, about "
               f"{compiled.COMPILE_SECONDS} s)", file=sys.stderr, flush=True)
 
-    return compiled.prepare(announce=say if announce else None)
+    return compiled.prepare(announce=say if announce else None, continuous="continuous" in times,
+                            slotted="slotted" in times)
 
 
 def _identity(scenario: Scenario) -> dict[str, Any]:
