@@ -325,9 +325,13 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
         return False
     from . import compiled
 
+    # The kernels this run needs, as if none were cached (the line is said only when one is not).
+    seconds = (compiled.COMPILE_SECONDS if "continuous" in times else 0) + \
+        (compiled.SLOTTED_COMPILE_SECONDS if "slotted" in times else 0)
+
     def say() -> None:
         print(f"lbemu: compiling the simulation kernel (once per installation, about "
-              f"{compiled.COMPILE_SECONDS} s)", file=sys.stderr, flush=True)
+              f"{seconds} s)", file=sys.stderr, flush=True)
 
     return compiled.prepare(announce=say if announce else None, continuous="continuous" in times,
                             slotted="slotted" in times)
