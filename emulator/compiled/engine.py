@@ -505,7 +505,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
         if status == S.DONE:
             break
         if status == K.NEED_COUNTS:
-            arrivals_buf = np.fromiter(itertools.islice(count_stream, BATCH * CHUNK), dtype=np.int64)
+            arrivals_buf = np.fromiter(itertools.islice(count_stream, BATCH), dtype=np.int64)  # its blocks
             sv[K.S_COUNT_POS], sv[K.S_NCOUNTS] = 0, len(arrivals_buf)
         elif status == K.NEED_CAPS:
             caps = caps_rng.poisson(rates, (slots.ROWS, n))  # `slots.capacities`' block
