@@ -217,7 +217,7 @@ def available() -> bool:
 COMPILE_SECONDS = 30
 """About how long compiling the kernel takes on an empty cache.
 
-Measured on 2 shared cores: 26-47 s of CPU, with eleven compiled policies.
+Measured on 2 shared cores: 26-51 s of CPU, with eleven compiled policies.
 """
 
 SLOTTED_COMPILE_SECONDS = 35
