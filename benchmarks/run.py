@@ -42,6 +42,10 @@ COMPILED_CASES = (("jsq", 10, {}, "JSQ"), ("sqd", 100, {"d": 2}, "SQ(2)"), ("jiq
 LATENCY = {"kind": "exponential", "mean": 0.01}
 LATENCY_CASES = (("jsq", 100, {}, "JSQ", 1 / 50, 1 / 50), ("sqd", 100, {"d": 2}, "SQ(2)", 1 / 20, 1 / 5),
                  ("jiq", 100, {}, "JIQ", 1 / 20, 1 / 5), ("jbt", 100, {"d": 10}, "JBT-10", 1 / 20, 1 / 5))
+# Slotted time on the compiled engine (N = 50, load 0.99, constant capacity, as jbt_zhou2017.yaml): (policy,
+# parameters, label), each with one decision per job and per slot.
+SLOTTED_CASES = (("jsq", {}, "JSQ"), ("sqd", {"d": 2}, "SQ(2)"),
+                 ("jbt", {"d": 10, "period": 100, "reports": "crossing"}, "JBT-10"))
 # The compiled engine against the hand-written C loop (c_limit.c): (policy, N, d, label).
 C_CASES = (("jsq", 10, 0, "JSQ"), ("sqd", 100, 2, "SQ(2)"), ("sqd", 1_000, 2, "SQ(2)"), ("sqd", 10_000, 2, "SQ(2)"))
 C_SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "c_limit.c")
@@ -254,6 +258,34 @@ def compile_seconds(cache: str) -> float:
     return float(out.stdout.split()[-1])
 
 
+def slotted(policy: str, params: dict[str, Any], dispatch: str, jobs: int, warmup: int,
+            engine: str) -> Callable[[], dict[str, Any]]:
+    return lambda: emulator.simulate(policy, servers=50, load=0.99, jobs=jobs, warmup_jobs=warmup, seed=1,
+                                     engine=engine, time="slotted", slot={"dispatch": dispatch},
+                                     service="deterministic", **params)
+
+
+def slotted_section(table: Table, record: dict[str, Any], jobs: int, warmup: int, repeat: int) -> None:
+    """Slotted time, compiled against SimPy: CPU per job, one decision per job and per slot."""
+    slotted("jsq", {}, "slot", 1_000, 0, "compiled")()  # this process loads the slot clock once
+    print(f"Slotted time, compiled against SimPy: N=50, load 0.99, {jobs} measured jobs + {warmup} warm-up")
+    per_job = 1e9 / (jobs + warmup)
+    for policy, params, label in SLOTTED_CASES:
+        for dispatch in ("job", "slot"):
+            m = best_of({"simpy": slotted(policy, params, dispatch, jobs, warmup, "simpy"),
+                         "compiled": slotted(policy, params, dispatch, jobs, warmup, "compiled")},
+                        max(1, repeat // 2))
+            (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
+            same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row
+                       if k not in ("wall_seconds", "engine"))
+            table.add(f"compiled vs SimPy, slotted, dispatch {dispatch}, {label} N=50",
+                      f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
+                      fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 0.05,
+                      f"(x{slow / fast:.1f} faster; rows {'identical' if same else 'DIFFERENT'})")
+            record[f"compiled_slotted_{dispatch}_{policy}_50"] = {"simpy": slow, "compiled": fast,
+                                                                  "identical": same}
+
+
 def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: int) -> None:
     """The compiled engine against SimPy and heapq; its compilation time; per-job cost and memory in N."""
     import tempfile
@@ -312,6 +344,7 @@ def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: 
                   fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), limit,
                   f"(x{slow / fast:.1f} faster; {few} jobs; rows {'identical' if same else 'DIFFERENT'})")
         record[f"compiled_latency_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
+    slotted_section(table, record, jobs, warmup, repeat)
     for policy, n in (("jsq", 10), ("sqd", 100)):
         m = best_of({"compiled": emulated(policy, n, jobs, warmup, engine="compiled"),
                      "baseline": baselined(policy, n, jobs, warmup)}, max(1, repeat // 2))

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.scenarios import make_point, trace_arrivals
+from helpers.scenarios import make_point, scenario_dict, trace_arrivals
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -70,9 +70,12 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernel does not model (an index per dispatcher), which SimPy runs."""
+    """The cases the kernels do not model, which SimPy runs: an index per dispatcher, tokens and reports
+    held for later slots (the compiled policies deliver them at once)."""
     several = options.get("dispatchers", 1) > 1
-    return several and (options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"]))
+    if several and (options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])):
+        return True
+    return options.get("slot", {}).get("pull_delay", 0) > 0 and options["policy"] in ("jiq", "jbt")
 
 
 @pytest.mark.slow
@@ -83,7 +86,7 @@ def test_every_equivalence_case_is_identical() -> None:
         options = dict(kw)
         # The same paths in shorter runs; the full lengths: --engines. Latency costs SimPy an event a message.
         options["jobs"] = min(options["jobs"], 4000 if options["latency"] is None else 1500)
-        if (options.get("time") == "slotted" and options["latency"] is None) or simpy_only(options):
+        if simpy_only(options):
             policy = options.pop("policy")
             assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy", key
             continue
@@ -214,6 +217,23 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     monkeypatch.undo()
     monkeypatch.setattr(compiled_engine, "_KNOWN_METRICS", compiled_engine._KNOWN_METRICS[:-1])
     assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
+
+
+def test_slotted_time_runs_compiled_but_held_tokens_and_reports() -> None:
+    """The slot clock runs every compiled policy; pull_delay > 0 only where no token or report is held."""
+    def point(policy: dict[str, Any], pull_delay: int) -> Any:
+        data = scenario_dict(policy, servers=4, jobs=100)
+        data["system"].update(time="slotted", slot={"pull_delay": pull_delay})
+        return emulator.Scenario.from_dict(data).points()[0]
+
+    for policy in ({"name": "jsq"}, {"name": "sqd", "d": 2}, {"name": "jiq"}, {"name": "jbt", "d": 2, "period": 2}):
+        late = point(policy, 1)
+        assert compiled.supports(point(policy, 0), point(policy, 0).policies[0]) is None
+        reason = compiled.supports(late, late.policies[0])
+        if policy["name"] in ("jiq", "jbt"):  # idle tokens, reports: held by the slot channel
+            assert reason is not None and "pull_delay" in reason
+        else:
+            assert reason is None
 
 
 def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPatch) -> None:

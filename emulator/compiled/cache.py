@@ -41,17 +41,17 @@ _LINE = re.compile(r"([0-9a-f]{64}) ([^/\\\s]+\.nb[ic])")
 _SOURCES = re.compile(r"sources ([0-9a-f]{64})")
 
 _checked = False  # `check` ran in this process
-_sealed = False  # `seal` ran in this process
+_sealed = 0  # the cache misses (compilations) of this process that `seal` has recorded
 
 
 def dispatchers() -> list[Any]:
     """The package's numba functions that have a disk cache (``cache=True``)."""
     from numba.core.dispatcher import Dispatcher
 
-    from . import core, kernel, occupancy
+    from . import core, kernel, occupancy, slotted
     from .policies import MODULES, common
 
-    modules = (core, kernel, occupancy, common, *MODULES.values())
+    modules = (core, kernel, occupancy, slotted, common, *MODULES.values())
     found = [value for module in modules for value in vars(module).values() if isinstance(value, Dispatcher)]
     unique = list({id(d): d for d in found}.values())  # functions imported by a sibling appear twice
     return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]
@@ -168,23 +168,28 @@ def check() -> list[Path]:
     return discarded
 
 
+def _misses() -> int:
+    return sum(sum(d.stats.cache_misses.values()) for d in dispatchers())
+
+
 def compiled_here() -> bool:
     """Whether this process compiled any of the package's functions (a cache miss), and so wrote their files."""
-    return any(d.stats.cache_misses for d in dispatchers())
+    return _misses() > 0
 
 
 def seal() -> None:
     """Record the digests of the cache files after this process compiled (and numba wrote them).
 
     A process that only loaded the cache leaves the manifest as it found it: it was
-    checked, and a file changed since would be damage, not an entry to record.
+    checked, and a file changed since would be damage, not an entry to record. Each
+    kernel (events, slots) is compiled on its first call, so a process that compiles
+    one after it sealed the other records the files again.
     """
     global _sealed
-    if _sealed:
+    misses = _misses()
+    if misses == _sealed:
         return
-    _sealed = True
-    if not compiled_here():
-        return
+    _sealed = misses
     sources = sources_digest()
     for folder in folders():
         files = {path.name: _digest(path) for path in _files(folder)}

@@ -30,7 +30,7 @@ from ..measure.messages import KINDS, Kind
 from ..measure.occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
 from ..measure.recorder import METRICS, QuantileSketch, Recorder
 from ..policies import BUILT_IN, REGISTRY
-from ..scenario.schema import ResolvedPolicy
+from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point, Scenario
 from ..workload import arrivals
 from ..workload.speeds import draw_speeds
@@ -93,11 +93,23 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
     more than it says); it only has to tell a run of a fraction of a second from one of
     seconds. It grows with the jobs, so a shorter run is never moved to the slower engine.
+
+    In slotted time a job costs SimPy less and a slot costs it its clock's step, spread
+    over the slot's λN arrivals (``point.rate``): 2.5 + 0.5 per server sampled + 8 / λN,
+    with the same N and occupancy terms. Measured (SimPy, us per job; compiled at N = 50,
+    load 0.99: 45-102 ns): N=10 load 0.3 one decision per slot, JSQ 6.4 and JIQ 3.4 (the
+    model 5.2); N=10 load 0.99 JBT-2 2.5 (3.3); N=50 load 0.99 JSQ 4.1 per job and 2.8
+    per slot, SQ(2) 3.4 and 2.4, JBT-10 2.7 and 2.3 (2.7-3.7); N=1,000 load 0.9 per job
+    JSQ 3.5 (2.5).
     """
     run = point.scenario.run
     n = point.servers
     samples = REGISTRY[policy.name].samples_per_job(policy.config, _PointView(point))
-    us = 4.0 + 0.5 * samples + 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
+    if point.scenario.system.time == "slotted":
+        us = 2.5 + 0.5 * samples + 8.0 / point.rate
+    else:
+        us = 4.0 + 0.5 * samples
+    us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
     if point.scenario.network.latency.mean != 0:
         us += 2.4 * (2.0 + 2.0 * samples)
     return (run.warmup_jobs + run.jobs) * us * 1e-6
@@ -155,14 +167,34 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     if scenario.run.warmup_jobs + scenario.run.jobs >= 2**62:
         return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
     # Known keys the kernel does not model yet: only their neutral values run compiled.
-    if system.time != "continuous":
-        return "slotted time"
+    if system.time == "slotted":
+        problem = _slotted_problem(point, policy, module)
+        if problem is not None:
+            return problem
+    elif system.time != "continuous":
+        return f"time '{system.time}'"
     if system.discipline not in ("fifo", "pool"):
         return f"discipline '{system.discipline}'"
     if scenario.workload.arrivals.kind not in _ARRIVALS:
         return f"arrivals '{scenario.workload.arrivals.kind}'"
     problem = getattr(module, "supports", None)
     return None if problem is None else problem(policy.config, _PointView(point))
+
+
+_KNOWN_SLOT = {"same_slot", "dispatch", "pull_delay"}
+
+
+def _slotted_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | None:
+    """Why the compiled slot clock (`compiled.slotted`) cannot run this slotted case, or None."""
+    slot = point.scenario.system.slot or SlotConfig()
+    unknown = set(type(slot).model_fields) - _KNOWN_SLOT
+    if unknown:
+        return f"system.slot has options the compiled engine does not know: {sorted(unknown)}"
+    # The slot channel holds idle tokens and reports for pull_delay slots; the compiled policies
+    # put them into the dispatchers' lists when they are sent. Other policies send none of them.
+    if slot.pull_delay > 0 and module.describe(policy.config, _PointView(point), np.ones(1)).lists:
+        return "slot.pull_delay > 0 delays idle tokens and reports, which the compiled policies deliver at once"
+    return None
 
 
 @functools.cache
@@ -189,25 +221,41 @@ def available() -> bool:
 COMPILE_SECONDS = 30
 """About how long compiling the kernel takes on an empty cache.
 
-Measured on 2 shared cores: 26-44 s of CPU, with eleven compiled policies.
+Measured on 2 shared cores: 26-51 s of CPU, with eleven compiled policies.
+"""
+
+SLOTTED_COMPILE_SECONDS = 35
+"""About how long compiling the slot clock (`slotted`, the kernel of slotted time) takes, on its first use.
+
+Measured on 2 shared cores: 37 s of CPU, after the event kernel (whose shared parts it loads).
 """
 
 
-def prepare(announce: Callable[[], None] | None = None) -> bool:
-    """Load the kernel in this process, compiling it if the cache has none; False if numba is unusable.
+def prepare(announce: Callable[[], None] | None = None, continuous: bool = True, slotted: bool = False) -> bool:
+    """Load the kernels in this process, compiling them if the cache has none; False if numba is unusable.
 
     A run calls it once before its worker processes start, so that they share what it
     compiled or loaded (forked workers inherit the loaded kernel; others load the cache
-    it wrote) instead of compiling it each at once. ``announce`` is called just before
-    numba starts compiling, and not at all when the kernel loads from the cache.
+    it wrote) instead of compiling it each at once. ``continuous`` and ``slotted`` say
+    which kernels the run needs: the event kernel (`kernel`), the slot clock
+    (`slotted`). ``announce`` is called just before numba starts compiling, and not at
+    all when the kernels load from the cache.
     """
     if not available():
         return False
     from numba.core import event
 
     from . import kernel
+    from . import slotted as slot_kernel
 
-    if kernel.simulate.overloads:  # loaded or compiled in this process already
+    wanted = []
+    if continuous and not kernel.simulate.overloads:  # not loaded or compiled in this process yet
+        wanted.append({"name": "kernel", "run": {"jobs": 1, "warmup_jobs": 0},
+                       "system": {"servers": 2}, "policies": [{"name": "random"}]})
+    if slotted and not slot_kernel.simulate_slots.overloads:
+        wanted.append({"name": "slots", "run": {"jobs": 20, "warmup_jobs": 0},
+                       "system": {"servers": 2, "time": "slotted"}, "policies": [{"name": "random"}]})
+    if not wanted:
         return True
 
     class Announce(event.Listener):
@@ -221,10 +269,10 @@ def prepare(announce: Callable[[], None] | None = None) -> bool:
         def on_end(self, what: event.Event) -> None:
             pass
 
-    point = Scenario.from_dict({"name": "kernel", "run": {"jobs": 1, "warmup_jobs": 0},
-                                "system": {"servers": 2}, "policies": [{"name": "random"}]}).points()[0]
     with event.install_listener("numba:compile", Announce()):
-        record(point, point.policies[0], 1)
+        for scenario in wanted:
+            point = Scenario.from_dict(scenario).points()[0]
+            record(point, point.policies[0], 1)
     return True
 
 
@@ -243,6 +291,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     available()  # which also discards a damaged cache, or one compiled from other sources
 
     assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
+    if point.scenario.system.time == "slotted":
+        return _record_slotted(point, policy, seed, progress)
     scenario = point.scenario
     system = scenario.system
     n, dispatchers = system.servers, system.dispatchers
@@ -254,32 +304,11 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     alike = bool(speeds.min() == speeds.max())
     if alike:
         speeds = speeds[:1]  # one entry: every server has this speed
-    from .policies import CODES, MODULES
-    from .tools import Toolkit, pack
+    from .policies import MODULES
+    from .tools import Toolkit
 
     description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
-    P = np.zeros(S.P_NP, dtype=np.int64)
-    P[S.P_POLICY] = CODES[policy.name]
-    P[S.P_N] = n
-    P[S.P_D] = dispatchers
-    # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
-    # runs as one that cannot either: a server never holds more jobs than the run creates.
-    total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
-    capacity = system.capacity
-    P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
-    P[S.P_POOL] = system.discipline == "pool"
-    P[S.P_WARMUP] = scenario.run.warmup_jobs
-    P[S.P_JOBS] = scenario.run.jobs
-    P[S.P_OCCUPANCY] = scenario.run.occupancy
-    shares = system.dispatcher_shares
-    P[S.P_SHARES] = shares is not None
-    P[S.P_QUERY], P[S.P_REPLY], P[S.P_IDLE] = Kind.QUERY, Kind.REPLY, Kind.IDLE
-    P[S.P_REPORT], P[S.P_THRESHOLD_KIND] = Kind.REPORT, Kind.THRESHOLD
-    # With shares, the model's bounds (cumulative shares, the last infinite) follow.
-    bounds = [] if shares is None else [*itertools.accumulate(shares[:-1]), math.inf]
-    Q = np.zeros(S.Q_NQ + len(bounds))
-    Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
-    pack(description, P, Q)
+    P, Q = _parameters(point, policy, description)
     latent = scenario.network.latency.mean != 0
     P[S.P_LATENT] = latent
     # The most one step may send: an ask of every server (JSQ) or a broadcast to all N servers
@@ -389,6 +418,159 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     return recorder
 
 
+def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple[np.ndarray, np.ndarray]:
+    """The kernels' parameters ``P`` (int64) and ``Q`` (float64): the scenario's and the policy's description."""
+    from .policies import CODES
+    from .tools import pack
+
+    scenario = point.scenario
+    system = scenario.system
+    P = np.zeros(S.P_NP, dtype=np.int64)
+    P[S.P_POLICY] = CODES[policy.name]
+    P[S.P_N] = system.servers
+    P[S.P_D] = system.dispatchers
+    # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
+    # runs as one that cannot either: a server never holds more jobs than the run creates.
+    total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
+    capacity = system.capacity
+    P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
+    P[S.P_POOL] = system.discipline == "pool"
+    P[S.P_WARMUP] = scenario.run.warmup_jobs
+    P[S.P_JOBS] = scenario.run.jobs
+    P[S.P_OCCUPANCY] = scenario.run.occupancy
+    shares = system.dispatcher_shares
+    P[S.P_SHARES] = shares is not None
+    P[S.P_QUERY], P[S.P_REPLY], P[S.P_IDLE] = Kind.QUERY, Kind.REPLY, Kind.IDLE
+    P[S.P_REPORT], P[S.P_THRESHOLD_KIND] = Kind.REPORT, Kind.THRESHOLD
+    # With shares, the model's bounds (cumulative shares, the last infinite) follow.
+    bounds = [] if shares is None else [*itertools.accumulate(shares[:-1]), math.inf]
+    Q = np.zeros(S.Q_NQ + len(bounds))
+    Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
+    pack(description, P, Q)
+    return P, Q
+
+
+def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
+                    progress: Callable[[int], None] | None) -> Recorder:
+    """One slotted replication on the compiled slot clock (`compiled.slotted`): its `Recorder`.
+
+    Arrival counts and capacities come from the model's own iterators and numpy calls
+    (`slots.arrival_counts`, and `slots.capacities`' blocks of `slots.ROWS` slots), on
+    the same streams; each is consumed in order and by nothing else, so drawing ahead
+    changes nothing. Everything else is set up as for the event kernel.
+    """
+    from ..workload import slots
+    from . import slotted as K
+    from .policies import MODULES
+    from .tools import Toolkit
+
+    scenario = point.scenario
+    system, workload = scenario.system, scenario.workload
+    slot = system.slot or SlotConfig()
+    n, dispatchers = system.servers, system.dispatchers
+    server_speeds, rate = draw_speeds(point, policy, seed)  # as the model: listed, drawn, or all 1
+    speeds = np.array(server_speeds, dtype=np.float64)
+    if bool(speeds.min() == speeds.max()):
+        speeds = speeds[:1]  # one entry: every server has this speed
+    description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
+    P, Q = _parameters(point, policy, description)
+
+    iv = np.zeros(S.I_NIV, dtype=np.int64)
+    fv = np.zeros(S.F_NFV)
+    iv[S.I_UPOS] = BATCH  # no uniform drawn yet
+    sv = np.zeros(K.S_NV, dtype=np.int64)
+    sf = np.zeros(K.S_NF)
+    sv[K.S_PHASE] = K.PH_COUNT  # slot 0 has no service phase before its arrivals
+    sv[K.S_BATCH] = slot.dispatch == "slot"
+    sv[K.S_SAME_SLOT] = slot.same_slot
+    counts = np.zeros(len(KINDS), dtype=np.int64)
+    window = np.zeros((2, len(KINDS)), dtype=np.int64)
+    servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
+    servers[:, 1:3] = -1
+    jobs = _Jobs(n + 64, iv)
+
+    policy_rng = generator(seed, "policy")
+    interface = policy_rng.bit_generator.ctypes  # the kernel draws through it: `core.uniform`
+    bitgen = (interface.next_double, interface.state_address)
+    ubuf = np.zeros(BATCH)
+    responses = np.zeros(QuantileSketch.FLUSH)
+    sketch = QuantileSketch()
+    toolkit = Toolkit(description, n, dispatchers, speeds, iv)
+    occupancy = _OccupancyArrays(n, iv)
+
+    arrival = workload.arrivals
+    count_stream = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
+    mus = [speed / workload.service.mean for speed in server_speeds]  # as `build_model`
+    total = scenario.run.warmup_jobs + scenario.run.jobs
+    caps_rng = generator(seed, "capacities")
+    rates = np.asarray(mus)
+    if workload.service.kind == "deterministic":  # one row for every slot; beyond the run's jobs, as many
+        caps = np.array([[min(round(mu), total) for mu in mus]], dtype=np.int64)
+        sv[K.S_CAP] = -1
+    else:
+        caps = np.zeros((1, n), dtype=np.int64)
+    split = _uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
+    split_buf = np.zeros(1)
+    arrivals_buf = np.zeros(1, dtype=np.int64)
+    scratch = np.zeros((5, 64), dtype=np.int64)
+    dwork = np.zeros((2, dispatchers), dtype=np.int64)
+
+    budget = 1 << 62 if progress is None else 500_000  # jobs and departures between progress reports
+    start = True
+    while True:
+        status = K.simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers,
+                                  jobs.arrival, jobs.next, jobs.measured, arrivals_buf, caps, split_buf,
+                                  bitgen, ubuf, responses, budget, start, toolkit.tools(),
+                                  occupancy.count, occupancy.lengths, occupancy.totals, scratch, dwork)
+        if start:
+            from . import cache
+
+            cache.seal()
+        start = False
+        if status == S.DONE:
+            break
+        if status == K.NEED_COUNTS:
+            arrivals_buf = np.fromiter(itertools.islice(count_stream, BATCH), dtype=np.int64)  # its blocks
+            sv[K.S_COUNT_POS], sv[K.S_NCOUNTS] = 0, len(arrivals_buf)
+        elif status == K.NEED_CAPS:
+            caps = caps_rng.poisson(rates, (slots.ROWS, n))  # `slots.capacities`' block
+            sv[K.S_CAP], sv[K.S_NCAP] = 0, slots.ROWS
+        elif status == K.NEED_SCRATCH:
+            scratch = np.zeros((5, max(2 * scratch.shape[1], int(sv[K.S_COUNT]))), dtype=np.int64)
+        elif status == S.NEED_SPLIT:
+            assert split is not None
+            split_buf = next(split)
+            iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
+        elif status == S.NEED_JOBS:
+            jobs.grow(iv)
+        elif status == S.NEED_LEVELS:
+            toolkit.grow_levels(iv)
+        elif status == S.NEED_OCCUPANCY:
+            occupancy.grow()
+        elif status == S.NEED_LISTS:
+            toolkit.grow_lists(iv)
+        elif status == S.NEED_CHOICE:
+            drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
+            toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
+            iv[S.I_CHOICE] = 1
+        elif status == S.FLUSH:
+            _fold(sketch, responses, int(iv[S.I_NRESP]))
+            iv[S.I_NRESP] = 0
+            if progress is not None:
+                progress(int(iv[S.I_FINISHED]))
+        elif status == S.PAUSE:
+            progress(int(iv[S.I_FINISHED]))  # type: ignore[misc]
+        else:
+            raise RuntimeError(f"the slot clock returned {status}")
+    _fold(sketch, responses, int(iv[S.I_NRESP]))
+    if progress is not None:
+        progress(int(iv[S.I_FINISHED]))
+    recorder = _recorder(point, iv, fv, window, sketch)
+    if scenario.run.occupancy:
+        recorder.occupancy = occupancy.observer(point, iv, fv)
+    return recorder
+
+
 @dataclass(frozen=True)
 class _PointView:
     """A resolved point as a policy's checks see it (`emulator.policies.views.PointView`)."""
@@ -459,8 +641,10 @@ class _Jobs:
         self.arrival, self.at, self.size, self.start, self.measured = (
             np.concatenate([a, np.zeros(new - old, a.dtype)])
             for a in (self.arrival, self.at, self.size, self.start, self.measured))
-        self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32), [np.int32(-1)]])
-        iv[S.I_FREE] = old  # the list was empty
+        # The new slots go first, then what the list holds (the event kernel grows it only when empty).
+        self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32),
+                                    [np.int32(iv[S.I_FREE])]])
+        iv[S.I_FREE] = old
 
 
 class _OccupancyArrays:

@@ -109,4 +109,24 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
         iv[I_LOW] = new
 
 
+@njit(cache=True, inline="always")
+def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                    ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, accepted: int, jobs: int,
+                    via_list: bool) -> None:
+    """`LengthIndex.arrived` after a slot's batch (slotted time): ``accepted`` of its ``jobs`` jobs are in.
+
+    The first job's call moves the server by the whole batch; the others find it moved.
+    """
+    if accepted == 0:
+        return
+    new = length[sid]
+    old = new - accepted
+    move(T.buckets, T.bucket_size, T.position, iv, sid, old, new)
+    low = iv[I_LOW]
+    if old == low:
+        while T.bucket_size[low] == 0:
+            low += 1
+        iv[I_LOW] = low
+
+
 initialise, timer = nothing_initialise, nothing_timer

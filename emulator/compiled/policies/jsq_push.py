@@ -24,6 +24,7 @@ from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer
 from .jsq import index_set, pick_shortest
 from .jsq import on_arrive as index_arrive
+from .jsq import on_arrive_batch as index_arrive_batch
 from .jsq import on_depart as index_depart
 
 PARAMS: frozenset[str] = frozenset()
@@ -91,6 +92,17 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
         return
     counts[P[UPDATE]] += P[P_D]
     index_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
+
+
+@njit(cache=True, inline="always")
+def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                    ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, accepted: int, jobs: int,
+                    via_list: bool) -> None:
+    """After a slot's batch (slotted time): one change, told once to every dispatcher, if any job got in."""
+    if accepted == 0:
+        return
+    counts[P[UPDATE]] += P[P_D]
+    index_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, jobs, via_list)
 
 
 initialise, timer = nothing_initialise, nothing_timer

@@ -1,0 +1,386 @@
+"""The compiled slot clock: slotted time (`emulator.model.slotted`), slot by slot, in the SimPy model's order.
+
+At each slot boundary t, as `slotted.clock` does:
+
+1. the service phase of slot t-1 (t >= 1): the servers with jobs, in increasing id
+   order, each complete up to their capacity of that slot (one row of
+   `slots.capacities`, drawn by the engine in the model's blocks), first come first
+   served; each departure is recorded at time t and calls the policy's ``on_depart``;
+2. the policy's timer events due at t (JBT-d's update; scheduled before the clock's
+   ``Timeout(0)`` at t, they run before the arrivals);
+3. the slot's arrivals (`slots.arrival_counts`, drawn by the engine): with
+   ``dispatch: job`` each goes through ``dispatch`` and its server on its own; with
+   ``dispatch: slot`` all are first gathered by dispatcher (the window's edges and
+   the dispatcher split are drawn then), and each dispatcher, in the order of its
+   first arrival, makes one decision for its batch, whose jobs are accepted in
+   arrival order before ``on_arrive`` runs once per job (`SlottedServer.accept_all`);
+4. timer events due within the slot, (t, t+1): JSQ with asynchronous sparse
+   feedback reports at any time.
+
+A job of one decision is a batch of one, so each hook has one call site here (the
+switches are inlined, and compiling one twice would cost seconds). After a batch
+the policy hears of it through `on_arrive_batch`: a policy module's own
+``on_arrive_batch`` where the index must move by the whole batch at once (JSQ and
+JSQ-push, as `LengthIndex.arrived` does), else ``on_arrive`` once per job, the
+first one carrying the decision's ``via_list``. The run stops once every measured
+job has left and the window is closed; what SimPy does after ``done`` in the same
+step changes no measured value.
+
+The kernel returns to Python for the same needs as `kernel.simulate`, plus arrival
+counts (`NEED_COUNTS`), a row of capacities (`NEED_CAPS`) and room for a slot's
+arrivals (`NEED_SCRATCH`), at points where it goes on exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from . import occupancy
+from .core import list_room, unmanaged, view
+from .kernel import RESPONSE_BATCH, _edge, _leave
+from .policies import CODES, MODULES, dispatch, initialise, on_arrive, on_depart, timer
+from .state import (
+    DONE,
+    F_AREA,
+    F_LAST,
+    F_NOW,
+    FLUSH,
+    I_BLOCKED,
+    I_CHOICE,
+    I_CHOICE_K,
+    I_CHOICE_N,
+    I_EDGES,
+    I_FINISHED,
+    I_FREE,
+    I_INIT,
+    I_INSYS,
+    I_JOB,
+    I_LEVEL_CAP,
+    I_LEVELS,
+    I_NRESP,
+    I_NSPLIT,
+    I_OCC_HIGH,
+    I_SPLIT,
+    I_TRANSFERS,
+    I_UPDATING,
+    NEED_CHOICE,
+    NEED_JOBS,
+    NEED_LEVELS,
+    NEED_LISTS,
+    NEED_OCCUPANCY,
+    NEED_SPLIT,
+    P_CAPACITY,
+    P_CHOICE_AT_DISPATCH,
+    P_CHOICE_AT_TIMER,
+    P_D,
+    P_INDEX,
+    P_JOBS,
+    P_LISTS_AT_ARRIVAL,
+    P_LISTS_AT_DEPARTURE,
+    P_N,
+    P_OCCUPANCY,
+    P_POLICY,
+    P_SHARES,
+    P_TIMER,
+    P_WARMUP,
+    PAUSE,
+    Q_BOUNDS,
+    Q_PERIOD,
+)
+
+# -- what this kernel returns besides `state`'s codes --------------------------------------
+NEED_COUNTS = 32  # the arrival-count buffer is read: refill it
+NEED_CAPS = 33  # the capacity rows are read: the next block
+NEED_SCRATCH = 34  # the slot's arrivals outgrow the gathering arrays: grow them to S_COUNT
+
+# -- the clock's integer state (``sv``) -------------------------------------------------------
+S_PHASE = 0  # where the slot is: one of PH_*
+S_T = 1  # the slot (its boundary's time is float(t))
+S_COUNT = 2  # the slot's arrivals
+S_GATHERED = 3  # of them, gathered (edges passed, dispatcher drawn)
+S_GROUPS = 4  # decisions of the slot (dispatch: slot), once gathered
+S_GROUP = 5  # the next decision to make
+S_FIRST = 6  # the id of the slot's first job
+S_SID = 7  # the service phase's next server ...
+S_SERVED = 8  # ... and its departures so far in this phase
+S_CAP = 9  # read position in the capacity rows (constant capacities: -1)
+S_NCAP = 10  # rows held
+S_COUNT_POS = 11  # read position in the arrival counts
+S_NCOUNTS = 12  # counts held
+S_BATCH = 13  # 1: dispatch: slot
+S_SAME_SLOT = 14  # 1: same_slot: true
+S_MAXLEN = 15  # the longest queue so far: what a batch can bring the length index to
+S_NV = 16
+
+# -- the clock's float state (``sf``) ---------------------------------------------------------
+S_DUE = 0  # the policy's next timer event
+S_NF = 1
+
+# The phases of a slot, in order.
+PH_SERVICE_START, PH_SERVICE, PH_TIMERS_AT, PH_COUNT, PH_GATHER, PH_ROUTE, PH_TIMERS_IN = range(7)
+
+# Rows of the gathering arrays (``scratch``): per arrival, per decision.
+MEMBER, ORDER, BEGIN, SIZE, JOBS = range(5)
+
+
+def _batch_switch() -> Any:
+    """``on_arrive_batch(code, ...)``: the policy's own, or ``on_arrive`` once per job of the batch."""
+    arguments = "P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, jobs, via_list"
+    lines = [f"def on_arrive_batch(code, {arguments}):"]
+    namespace: dict[str, Any] = {"on_arrive": on_arrive}
+    for name, module in MODULES.items():
+        hook = getattr(module, "on_arrive_batch", None)
+        if hook is not None:
+            namespace[f"{name}_batch"] = hook
+            lines.append(f"    if code == {CODES[name]}:")
+            lines.append(f"        return {name}_batch({arguments})")
+    # The jobs that got in are the first ``accepted`` (a blocked job leaves the length at capacity);
+    # the followers of a decision never carry its via_list (`SlotDispatcher.send`).
+    lines.append("    for j in range(jobs):")
+    lines.append("        on_arrive(code, P, Q, counts, length, rng, ubuf, iv, T, sid, j >= accepted,"
+                 " via_list and j == 0)")
+    exec(compile("\n".join(lines), "<lbemu switch on_arrive_batch>", "exec"), namespace)
+    return njit(inline="always")(namespace["on_arrive_batch"])
+
+
+on_arrive_batch = _batch_switch()
+
+
+@njit(cache=True)
+def _groups(scratch: np.ndarray, dwork: np.ndarray, count: int) -> int:
+    """The slot's decisions (dispatch: slot): dispatchers in the order of their first arrival, jobs in order."""
+    member, order, begin, size, jobs = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
+        scratch[JOBS]
+    held, start = dwork[0], dwork[1]
+    groups = 0
+    for k in range(count):
+        d = member[k]
+        if held[d] == 0:
+            order[groups] = d
+            groups += 1
+        held[d] += 1
+    at = 0
+    for g in range(groups):
+        d = order[g]
+        begin[g], size[g] = at, held[d]
+        start[d] = at
+        at += held[d]
+    for k in range(count):
+        d = member[k]
+        jobs[start[d]] = k
+        start[d] += 1
+    for g in range(groups):
+        held[order[g]] = 0
+    return groups
+
+
+@njit(cache=True)
+def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_next, j_measured,
+                   arrivals, caps, split, rng, ubuf, responses, budget, start, tools,
+                   occ_count, occ_lengths, occ_totals, scratch, dwork):
+    """Run slots until done or until Python is needed; return the reason (a code of `state` or this module).
+
+    ``start`` is true on the first call: the policy's constructor runs (its
+    `initialise`), then slot 0's arrivals. ``caps`` holds rows of capacities, one per
+    slot (a single row when they are constant, ``sv[S_CAP]`` -1).
+    """
+    P, Q, iv, fv, sv, sf, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
+        unmanaged(sv), unmanaged(sf), unmanaged(counts), unmanaged(window)
+    servers = unmanaged(servers)
+    length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
+    j_arrival, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_next), unmanaged(j_measured)
+    arrivals, caps, split, ubuf, responses = unmanaged(arrivals), unmanaged(caps), unmanaged(split), \
+        unmanaged(ubuf), unmanaged(responses)
+    scratch, dwork = unmanaged(scratch), unmanaged(dwork)
+    T = view(tools, fv, fv)  # no heap: slotted time has no latency, so no hook schedules a message
+    occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
+    member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
+        scratch[JOBS]
+    occ = P[P_OCCUPANCY] != 0
+    shares = P[P_SHARES] != 0
+    n, n_dispatchers = P[P_N], P[P_D]
+    capacity = P[P_CAPACITY]
+    warmup, jobs = P[P_WARMUP], P[P_JOBS]
+    policy = P[P_POLICY]
+    choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
+    index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
+        P[P_LISTS_AT_DEPARTURE] != 0
+    has_timer = P[P_TIMER] != 0
+    batch, same_slot = sv[S_BATCH] != 0, sv[S_SAME_SLOT] != 0
+    room = len(j_arrival)
+    if start:
+        iv[I_INIT] = 0
+        iv[I_UPDATING] = -1
+    if iv[I_INIT] >= 0:  # the policy's constructor (JIQ's tokens, JBT-d's checks), before the clock starts
+        if not initialise(policy, P, Q, counts, length, rng, ubuf, iv, T):
+            return NEED_LISTS
+        iv[I_INIT] = -1
+        sf[S_DUE] = 0.0 + Q[Q_PERIOD]
+    while True:
+        phase = sv[S_PHASE]
+        now = float(sv[S_T])
+        fv[F_NOW] = now
+        if phase == PH_SERVICE_START:  # a row of capacities for the slot that ends now
+            if sv[S_CAP] >= 0 and sv[S_CAP] >= sv[S_NCAP]:
+                return NEED_CAPS
+            sv[S_SID], sv[S_SERVED] = 0, 0
+            sv[S_PHASE] = PH_SERVICE
+        elif phase == PH_SERVICE:  # `SlottedServer.serve`, server by server
+            row = caps[max(sv[S_CAP], 0)]
+            begun = now - 1.0
+            for sid in range(sv[S_SID], n):
+                if length[sid] == 0:
+                    continue
+                limit = row[sid]
+                served = sv[S_SERVED]
+                while served < limit and length[sid] > 0:
+                    slot = head[sid]
+                    if not same_slot and j_arrival[slot] >= begun:
+                        break
+                    if iv[I_NRESP] >= RESPONSE_BATCH or (lists_at_departure and not list_room(iv, T.lists)):
+                        sv[S_SID], sv[S_SERVED] = sid, served
+                        return FLUSH if iv[I_NRESP] >= RESPONSE_BATCH else NEED_LISTS
+                    head[sid] = j_next[slot]
+                    if head[sid] < 0:
+                        tail[sid] = -1
+                    length[sid] -= 1
+                    _leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
+                    if occ:
+                        occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
+                    j_next[slot] = iv[I_FREE]
+                    iv[I_FREE] = slot
+                    on_depart(policy, P, Q, counts, length, rng, ubuf, iv, T, sid)
+                    served += 1
+                    budget -= 1
+                sv[S_SERVED] = 0
+            sv[S_SID] = n
+            if sv[S_CAP] >= 0:
+                sv[S_CAP] += 1
+            if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:
+                return DONE
+            sv[S_PHASE] = PH_TIMERS_AT
+        elif phase == PH_TIMERS_AT or phase == PH_TIMERS_IN:
+            # Due at the boundary (after its service phase), or within the slot (after its arrivals).
+            while has_timer:
+                resume = iv[I_UPDATING] >= 0
+                if not resume:
+                    due = sf[S_DUE]
+                    if not (due <= now if phase == PH_TIMERS_AT else due < now + 1.0):
+                        break
+                    if choice_at_timer > 0 and iv[I_CHOICE] == 0:
+                        iv[I_CHOICE_N], iv[I_CHOICE_K] = n, choice_at_timer
+                        return NEED_CHOICE
+                if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, resume):
+                    return NEED_LISTS  # it goes on at the next call
+                iv[I_UPDATING] = -1
+                sf[S_DUE] = sf[S_DUE] + Q[Q_PERIOD]
+            if phase == PH_TIMERS_AT:
+                sv[S_PHASE] = PH_COUNT
+            else:  # the next boundary
+                if budget <= 0:
+                    sv[S_PHASE] = PH_SERVICE_START
+                    sv[S_T] += 1
+                    return PAUSE
+                sv[S_PHASE] = PH_SERVICE_START
+                sv[S_T] += 1
+        elif phase == PH_COUNT:
+            if sv[S_COUNT_POS] >= sv[S_NCOUNTS]:
+                return NEED_COUNTS
+            count = arrivals[sv[S_COUNT_POS]]
+            if count > scratch.shape[1]:
+                sv[S_COUNT] = count
+                return NEED_SCRATCH
+            sv[S_COUNT_POS] += 1
+            sv[S_COUNT], sv[S_GATHERED], sv[S_GROUPS], sv[S_GROUP] = count, 0, 0, 0
+            sv[S_FIRST] = iv[I_JOB]
+            sv[S_PHASE] = PH_GATHER
+        elif phase == PH_GATHER or phase == PH_ROUTE:
+            count = sv[S_COUNT]
+            while True:
+                # -- gather: the window's edges and the dispatcher of the next arrival -----------
+                # (dispatch: slot, all of them before the first decision; job, each just before its own)
+                gathering = sv[S_GATHERED] < count and (phase == PH_GATHER if batch
+                                                        else sv[S_GATHERED] == sv[S_GROUP])
+                if gathering:
+                    if n_dispatchers > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
+                        return NEED_SPLIT
+                    k = sv[S_GATHERED]
+                    job = sv[S_FIRST] + k
+                    if job == warmup or job == warmup + jobs:
+                        _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                    iv[I_JOB] = job + 1
+                    dispatcher = 0
+                    if n_dispatchers > 1:
+                        u = split[iv[I_SPLIT]]
+                        iv[I_SPLIT] += 1
+                        if shares:  # bisect_right over the cumulative shares
+                            while Q[Q_BOUNDS + dispatcher] <= u:
+                                dispatcher += 1
+                        else:
+                            dispatcher = int(u * n_dispatchers)
+                    member[k] = dispatcher
+                    if not batch:  # a decision of its own
+                        order[k], begin[k], size[k], jobs_of[k] = dispatcher, k, 1, k
+                    sv[S_GATHERED] = k + 1
+                    continue
+                if phase == PH_GATHER:
+                    sv[S_GROUPS] = _groups(scratch, dwork, count) if batch else count
+                    phase = PH_ROUTE
+                    sv[S_PHASE] = PH_ROUTE
+                    continue
+                g = sv[S_GROUP]
+                if g >= sv[S_GROUPS]:
+                    break
+                # -- one decision: room first, then the policy, the transfer, the server -------
+                k = size[g]
+                if room - iv[I_INSYS] < k:
+                    return NEED_JOBS
+                if index and max(iv[I_LEVELS] + 1, sv[S_MAXLEN] + k + 1) >= iv[I_LEVEL_CAP]:
+                    return NEED_LEVELS
+                if occ and (iv[I_OCC_HIGH] + k >= len(occ_count) or iv[I_INSYS] + k >= occ_totals.shape[1]):
+                    return NEED_OCCUPANCY
+                if choice_at_dispatch > 0 and iv[I_CHOICE] == 0:
+                    iv[I_CHOICE_N], iv[I_CHOICE_K] = n, choice_at_dispatch
+                    return NEED_CHOICE
+                if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the batch is in
+                    return NEED_LISTS
+                sid, via_list = dispatch(policy, P, Q, counts, length, rng, ubuf, iv, T, order[g])
+                iv[I_TRANSFERS] += k
+                accepted = 0
+                first = sv[S_FIRST]
+                for i in range(begin[g], begin[g] + k):
+                    job = first + jobs_of[i]
+                    measured = warmup <= job < warmup + jobs
+                    if capacity >= 0 and length[sid] >= capacity:
+                        if measured:  # Recorder.block
+                            iv[I_BLOCKED] += 1
+                            iv[I_FINISHED] += 1
+                        continue
+                    slot = iv[I_FREE]
+                    iv[I_FREE] = j_next[slot]
+                    j_arrival[slot] = now
+                    j_measured[slot] = measured
+                    j_next[slot] = -1
+                    if tail[sid] < 0:
+                        head[sid] = slot
+                    else:
+                        j_next[tail[sid]] = slot
+                    tail[sid] = slot
+                    length[sid] += 1
+                    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
+                    fv[F_LAST] = now
+                    iv[I_INSYS] += 1
+                    if occ:
+                        occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
+                    accepted += 1
+                if length[sid] > sv[S_MAXLEN]:
+                    sv[S_MAXLEN] = length[sid]
+                on_arrive_batch(policy, P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, k, via_list)
+                budget -= k
+                sv[S_GROUP] = g + 1
+            if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:
+                return DONE
+            sv[S_PHASE] = PH_TIMERS_IN
