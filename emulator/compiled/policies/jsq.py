@@ -120,6 +120,23 @@ def pick_in(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, indexes: int
 
 
 @njit(cache=True, inline="always")
+def index_set_of(T: Tools, iv: np.ndarray, indexes: int, k: int, indexed: np.ndarray, sid: int, new: int) -> None:
+    """`index_set` with one index (one dispatcher: the kernel's, as JSQ's), else `index_set_in`."""
+    if indexes == 1:
+        index_set(T, iv, indexed, sid, new)
+    else:
+        index_set_in(T, iv, indexes, k, indexed, sid, new)
+
+
+@njit(cache=True, inline="always")
+def pick_of(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, indexes: int, k: int) -> int:
+    """`pick_shortest` with one index, else `pick_in`."""
+    if indexes == 1:
+        return pick_shortest(rng, ubuf, iv, T)
+    return pick_in(rng, ubuf, iv, T, indexes, k)
+
+
+@njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     if P[P_LATENT]:  # ask every server; the job waits for the N replies (`replied`)

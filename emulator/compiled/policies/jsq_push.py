@@ -5,10 +5,11 @@ order, so each dispatcher's index (SimPy keeps one per dispatcher) is the one
 index of the true lengths that JSQ keeps; only the messages differ: D updates
 per change, no queries. With latency an update is a message to one dispatcher
 (its kind ``TOLD_MESSAGE + k`` names dispatcher ``k``), and each dispatcher keeps
-an index of its own (`jsq.index_set_in`). ``T.ints`` rows are the length each
-server last pushed and how many updates it has pushed, then per dispatcher the
-newest stamp it has of each server (rows ``TOLD_STAMP + k``), then per dispatcher
-the length it indexes (rows ``TOLD_STAMP + D + k``).
+an index of its own (`jsq.index_set_of`: with one dispatcher, the kernel's).
+``T.ints`` rows are the length each server last pushed and how many updates it
+has pushed, then per dispatcher the newest stamp it has of each server (rows
+``TOLD_STAMP + k``), then per dispatcher the length it indexes (rows
+``TOLD_STAMP + D + k``).
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from ..network import post
 from ..state import P_D, P_LATENT, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer
-from .jsq import index_set_in, indexes_too_large, pick_in, pick_shortest
+from .jsq import index_set_of, indexes_too_large, pick_of, pick_shortest
 from .jsq import on_arrive as index_arrive
 from .jsq import on_depart as index_depart
 
@@ -36,7 +37,7 @@ TOLD_MESSAGE = POLICY_MESSAGE  # with latency, + k: an update (server, length, s
 
 def describe(config: JSQPushConfig, point: Any, speeds: np.ndarray) -> Description:
     latent = point.scenario.network.latency.mean != 0
-    return Description(ints=[int(Kind.UPDATE)], index=True, per_dispatcher=latent,
+    return Description(ints=[int(Kind.UPDATE)], index=True, per_dispatcher=latent and point.dispatchers > 1,
                        int_rows=TOLD_STAMP + 2 * point.dispatchers if latent else 0)
 
 
@@ -68,14 +69,14 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     k = what - TOLD_MESSAGE
     if c > ints[TOLD_STAMP + k, a]:
         ints[TOLD_STAMP + k, a] = c
-        index_set_in(T, iv, indexes, k, ints[TOLD_STAMP + indexes + k], a, b)
+        index_set_of(T, iv, indexes, k, ints[TOLD_STAMP + indexes + k], a, b)
 
 
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     if P[P_LATENT]:
-        return pick_in(rng, ubuf, iv, T, P[P_D], dispatcher), False
+        return pick_of(rng, ubuf, iv, T, P[P_D], dispatcher), False
     return pick_shortest(rng, ubuf, iv, T), False
 
 
