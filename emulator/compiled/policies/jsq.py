@@ -90,7 +90,7 @@ def move_in(T: Tools, iv: np.ndarray, indexes: int, k: int, sid: int, old: int, 
 def index_set_in(T: Tools, iv: np.ndarray, indexes: int, k: int, indexed: np.ndarray, sid: int, new: int) -> None:
     """`LengthIndex.set` in dispatcher ``k``'s index, of ``indexes`` (SimPy keeps one per dispatcher).
 
-    With D indexes (`tools.Description.indexes`) level ``l`` of index ``k`` is row
+    With D indexes (`tools.Description.per_dispatcher`) level ``l`` of index ``k`` is row
     ``l D + k`` of ``T.buckets`` and ``T.bucket_size``, its positions are
     ``T.position[k N:(k + 1) N]`` and its lowest non-empty level ``T.position[D N + k]``.
     ``indexed`` holds each server's value as index ``k`` holds it.
