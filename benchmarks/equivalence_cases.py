@@ -150,6 +150,12 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # rng.choice; memory up to N - d
     "sqd_memory_m0": {"policy": "sqd_memory", "d": 2, "m": 0},
     "jsq_push_capacity_d3": {"policy": "jsq_push", "capacity": 2, "dispatchers": 3},
+    # An index per dispatcher: every server queried by each of 3; 5 dispatchers on pools; one query per
+    # job by 5 dispatchers near saturation, so servers outgrow the estimates and the indexes add levels.
+    "lsq_all_d3": {"policy": "lsq", "d": 20, "dispatchers": 3},
+    "jsq_push_pool_d5": {"policy": "jsq_push", "dispatchers": 5, "discipline": "pool", "capacity": 4,
+                         "servers": 5, "load": 0.9},
+    "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
 }
 
 

@@ -70,12 +70,16 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: an index per dispatcher, tokens and reports
-    held for later slots (the compiled policies deliver them at once)."""
-    several = options.get("dispatchers", 1) > 1
-    if several and (options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])):
+    """The cases the kernels do not model, which SimPy runs: tokens and reports held for later slots (the
+    compiled policies deliver them at once), and an index per dispatcher (LSQ, JSQ-push with latency) of
+    more ids than the compiled indexes hold (none of the equivalence cases)."""
+    from emulator.compiled.policies.jsq import INDEXED_IDS
+
+    if options.get("slot", {}).get("pull_delay", 0) > 0 and options["policy"] in ("jiq", "jbt"):
         return True
-    return options.get("slot", {}).get("pull_delay", 0) > 0 and options["policy"] in ("jiq", "jbt")
+    several = options.get("dispatchers", 1)
+    indexed = options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])
+    return indexed and several > 1 and several * options["servers"] > INDEXED_IDS
 
 
 @pytest.mark.slow
@@ -190,12 +194,20 @@ def test_what_is_not_compiled_runs_on_simpy() -> None:
     faults = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled", loss=0.1, timeout=1.0,
                                latency={"kind": "deterministic", "mean": 0.1})
     assert faults["engine"] == "simpy"
-    # LSQ keeps an index per dispatcher; compiled, only one dispatcher's.
+    # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
-    assert several["engine"] == "simpy"
+    assert several["engine"] == "compiled"
     late = emulator.simulate("jsq_push", dispatchers=2, servers=4, jobs=200, engine="compiled",
                              latency={"kind": "exponential", "mean": 0.1})
-    assert late["engine"] == "simpy"
+    assert late["engine"] == "compiled"
+    latency = {"kind": "exponential", "mean": 1e-6}  # (within the run's length at N = 10^6)
+    for policy, options in (({"name": "lsq", "d": 2}, {}), ({"name": "jsq_push"}, {"latency": latency})):
+        wide = make_point(policy, servers=900_000, dispatchers=5, jobs=100, **options)
+        assert "D x N = 4,500,000" in (compiled.supports(wide, wide.policies[0]) or ""), policy
+        one = make_point(policy, servers=1_000_000, jobs=100, **options)  # one index, as JSQ's
+        assert compiled.supports(one, one.policies[0]) is None, policy
+    instant = make_point({"name": "jsq_push"}, servers=900_000, dispatchers=5, jobs=100)
+    assert compiled.supports(instant, instant.policies[0]) is None  # zero latency: one index for all
     assert emulator.simulate("jsq", servers=4, jobs=200, engine="simpy")["engine"] == "simpy"
 
 

@@ -6,7 +6,11 @@ the kernel a `Tools` tuple of arrays, which every hook of every policy receives.
 The parts of the toolkit:
 
 - the length index (JSQ's `LengthIndex`): ``buckets``, ``bucket_size``, ``position``,
-  with the kernel's ``I_LEVELS`` and ``I_LOW``; it grows by levels (NEED_LEVELS);
+  with the kernel's ``I_LEVELS`` and ``I_LOW``; it grows by levels (NEED_LEVELS). Or
+  one index per dispatcher (`Description.per_dispatcher`, `policies.jsq.index_set_in`): level
+  ``l`` of index ``k`` is row ``l D + k``, its positions ``position[k N:(k + 1) N]``,
+  its lowest non-empty level ``position[D N + k]``; ``I_LEVELS`` is the most levels
+  any of them uses, and they grow together;
 - the dispatchers' lists (`IdList`, see `core.id_add`): ``lists``, ``lstart``,
   ``lcap``, ``count`` and, where a server can be in several, the chains ``chain``,
   ``node_d``, ``node_next``; they are compacted or grown on NEED_LISTS;
@@ -58,6 +62,7 @@ class Description:
     choice_at_timer: int = 0
     choice_at_departure: int = 0  # k > 0: a departure that empties its server samples k of D dispatchers so
     index: bool = False  # the length index
+    per_dispatcher: bool = False  # with the index: one per dispatcher (as SimPy's LSQ keeps them), not one
     lists: bool = False  # the dispatchers' lists ...
     chained: bool = False  # ... where a server can be in several (JIQ with several dispatchers)
     lists_at_arrival: bool = False  # an arrival may add an id (room first)
@@ -103,13 +108,15 @@ class Toolkit:
         self.rr = np.array([k * n // dispatchers for k in range(dispatchers)] if description.rr else [0],
                            dtype=np.int64)
         levels = 4 if description.index else 1
-        self.buckets = np.zeros((levels, n if description.index else 1), dtype=np.int64)
-        self.bucket_size = np.zeros(levels, dtype=np.int64)
-        self.position = np.zeros(n if description.index else 1, dtype=np.int64)
-        if description.index:  # every server at length 0
-            self.buckets[0] = np.arange(n)
-            self.bucket_size[0] = n
-            self.position[:] = np.arange(n)
+        each = description.index and description.per_dispatcher
+        self.indexes = k = dispatchers if each else 1
+        self.buckets = np.zeros((levels * k, n if description.index else 1), dtype=np.int64)
+        self.bucket_size = np.zeros(levels * k, dtype=np.int64)
+        self.position = np.zeros((n + 1) * k if each else n if description.index else 1, dtype=np.int64)
+        if description.index:  # every server at length 0, in each index (level 0 is rows 0 to k - 1)
+            self.buckets[:k] = np.arange(n)
+            self.bucket_size[:k] = n
+            self.position[:n * k] = np.tile(np.arange(n), k)  # (then each index's lowest level: 0)
         iv[S.I_LEVELS], iv[S.I_LEVEL_CAP] = 1, levels
         start = 0 if description.threshold is None else description.threshold
         self.threshold = np.full(n if description.threshold is not None else 1, start, dtype=np.int64)
@@ -178,10 +185,10 @@ class Toolkit:
 
     # -- the length index ------------------------------------------------------------------
     def grow_levels(self, iv: np.ndarray) -> None:
-        """Twice the levels (NEED_LEVELS)."""
+        """Twice the levels (NEED_LEVELS), of every index: level ``l`` of index ``k`` stays row ``l D + k``."""
         self.buckets = np.concatenate([self.buckets, np.zeros_like(self.buckets)])
         self.bucket_size = np.concatenate([self.bucket_size, np.zeros_like(self.bucket_size)])
-        iv[S.I_LEVEL_CAP] = len(self.bucket_size)
+        iv[S.I_LEVEL_CAP] = len(self.bucket_size) // self.indexes
 
     # -- the dispatchers' lists ---------------------------------------------------------------
     def _lists_init(self, servers: int, dispatchers: int, iv: np.ndarray, used: bool, chained: bool) -> None:

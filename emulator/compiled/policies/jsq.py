@@ -15,6 +15,17 @@ from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer, round_trips
 
 PARAMS: frozenset[str] = frozenset()
+INDEXED_IDS = 1 << 22
+"""The most ids (D N) that an index per dispatcher may hold: they take D x levels x N int64, 128 MiB at
+4 levels (SimPy's D `LengthIndex` hold D N ids, a list entry and an int each)."""
+
+
+def indexes_too_large(name: str, point: Any) -> str | None:
+    """Why ``name`` with an index per dispatcher (`index_set_in`) does not run compiled, or None."""
+    ids = point.dispatchers * point.servers
+    if point.dispatchers > 1 and ids > INDEXED_IDS:
+        return f"{name} with D x N = {ids:,} above {INDEXED_IDS:,} (an index of levels x N per dispatcher)"
+    return None
 
 
 def describe(config: JSQConfig, point: Any, speeds: np.ndarray) -> Description:
@@ -52,6 +63,77 @@ def index_set(T: Tools, iv: np.ndarray, indexed: np.ndarray, sid: int, new: int)
     elif old == iv[I_LOW]:
         while size[iv[I_LOW]] == 0:
             iv[I_LOW] += 1
+
+
+@njit(cache=True, inline="always")
+def move_in(T: Tools, iv: np.ndarray, indexes: int, k: int, sid: int, old: int, new: int) -> None:
+    """`LengthIndex._move` in index ``k`` of ``indexes`` (`index_set_in`)."""
+    n = T.buckets.shape[1]
+    buckets, size, position = T.buckets, T.bucket_size, T.position
+    p = k * n
+    r = old * indexes + k
+    i = position[p + sid]
+    last = buckets[r, size[r] - 1]
+    size[r] -= 1
+    if last != sid:
+        buckets[r, i] = last
+        position[p + last] = i
+    if new >= iv[I_LEVELS]:  # the most any index uses: the kernel's room check holds for all
+        iv[I_LEVELS] = new + 1
+    r = new * indexes + k
+    position[p + sid] = size[r]
+    buckets[r, size[r]] = sid
+    size[r] += 1
+
+
+@njit(cache=True, inline="always")
+def index_set_in(T: Tools, iv: np.ndarray, indexes: int, k: int, indexed: np.ndarray, sid: int, new: int) -> None:
+    """`LengthIndex.set` in dispatcher ``k``'s index, of ``indexes`` (SimPy keeps one per dispatcher).
+
+    With D indexes (`tools.Description.per_dispatcher`) level ``l`` of index ``k`` is row
+    ``l D + k`` of ``T.buckets`` and ``T.bucket_size``, its positions are
+    ``T.position[k N:(k + 1) N]`` and its lowest non-empty level ``T.position[D N + k]``.
+    ``indexed`` holds each server's value as index ``k`` holds it.
+    """
+    old = indexed[sid]
+    if new == old:
+        return
+    move_in(T, iv, indexes, k, sid, old, new)
+    indexed[sid] = new
+    n = T.buckets.shape[1]
+    at = indexes * n + k
+    if new < T.position[at]:
+        T.position[at] = new
+    elif old == T.position[at]:
+        size = T.bucket_size
+        while size[T.position[at] * indexes + k] == 0:
+            T.position[at] += 1
+
+
+@njit(cache=True, inline="always")
+def pick_in(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, indexes: int, k: int) -> int:
+    """`LengthIndex.pick` in dispatcher ``k``'s index, of ``indexes`` (`index_set_in`)."""
+    u = uniform(rng, ubuf, iv)
+    n = T.buckets.shape[1]
+    r = T.position[indexes * n + k] * indexes + k
+    return T.buckets[r, int(u * T.bucket_size[r])]
+
+
+@njit(cache=True, inline="always")
+def index_set_of(T: Tools, iv: np.ndarray, indexes: int, k: int, indexed: np.ndarray, sid: int, new: int) -> None:
+    """`index_set` with one index (one dispatcher: the kernel's, as JSQ's), else `index_set_in`."""
+    if indexes == 1:
+        index_set(T, iv, indexed, sid, new)
+    else:
+        index_set_in(T, iv, indexes, k, indexed, sid, new)
+
+
+@njit(cache=True, inline="always")
+def pick_of(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, indexes: int, k: int) -> int:
+    """`pick_shortest` with one index, else `pick_in`."""
+    if indexes == 1:
+        return pick_shortest(rng, ubuf, iv, T)
+    return pick_in(rng, ubuf, iv, T, indexes, k)
 
 
 @njit(cache=True, inline="always")

@@ -3,10 +3,13 @@
 Zero latency: every dispatcher is told every change at once and in the same
 order, so each dispatcher's index (SimPy keeps one per dispatcher) is the one
 index of the true lengths that JSQ keeps; only the messages differ: D updates
-per change, no queries. With latency (one dispatcher; several keep an index
-each, and run on SimPy) an update is a message: ``T.ints`` rows are the length
-each server last pushed and how many updates it has pushed, then the newest
-stamp the dispatcher has and the length it indexes, per server.
+per change, no queries. With latency an update is a message to one dispatcher
+(its kind ``TOLD_MESSAGE + k`` names dispatcher ``k``), and each dispatcher keeps
+an index of its own (`jsq.index_set_of`: with one dispatcher, the kernel's).
+``T.ints`` rows are the length each server last pushed and how many updates it
+has pushed, then per dispatcher the newest stamp it has of each server (rows
+``TOLD_STAMP + k``), then per dispatcher the length it indexes (rows
+``TOLD_STAMP + D + k``).
 """
 
 from __future__ import annotations
@@ -22,25 +25,26 @@ from ..network import post
 from ..state import P_D, P_LATENT, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer
-from .jsq import index_set, pick_shortest
+from .jsq import index_set_of, indexes_too_large, pick_of, pick_shortest
 from .jsq import on_arrive as index_arrive
 from .jsq import on_arrive_batch as index_arrive_batch
 from .jsq import on_depart as index_depart
 
 PARAMS: frozenset[str] = frozenset()
 UPDATE = P_PARAMS  # the counter of update messages
-SENT, STAMP, TOLD_STAMP, TOLD = 0, 1, 2, 3  # rows of T.ints, with latency
-TOLD_MESSAGE = POLICY_MESSAGE  # with latency: an update (server, length, stamp) on its way
+SENT, STAMP, TOLD_STAMP = 0, 1, 2  # rows of T.ints, with latency (then D rows of stamps, D of told lengths)
+TOLD_MESSAGE = POLICY_MESSAGE  # with latency, + k: an update (server, length, stamp) on its way to dispatcher k
 
 
 def describe(config: JSQPushConfig, point: Any, speeds: np.ndarray) -> Description:
     latent = point.scenario.network.latency.mean != 0
-    return Description(ints=[int(Kind.UPDATE)], index=True, int_rows=4 if latent else 0)
+    return Description(ints=[int(Kind.UPDATE)], index=True, per_dispatcher=latent and point.dispatchers > 1,
+                       int_rows=TOLD_STAMP + 2 * point.dispatchers if latent else 0)
 
 
 def supports(config: JSQPushConfig, point: Any) -> str | None:
-    if point.scenario.network.latency.mean != 0 and point.dispatchers > 1:
-        return "jsq_push with latency and several dispatchers (an index each)"
+    if point.scenario.network.latency.mean != 0:  # (with zero latency one index serves every dispatcher)
+        return indexes_too_large("jsq_push with latency", point)
     return None
 
 
@@ -52,23 +56,28 @@ def _changed(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarr
         return
     ints[SENT, sid] = length[sid]
     ints[STAMP, sid] += 1
-    counts[P[UPDATE]] += 1
-    post(T, iv, TOLD_MESSAGE, sid, length[sid], ints[STAMP, sid])
+    for k in range(P[P_D]):  # one update per dispatcher, in their order (each draws its latency)
+        counts[P[UPDATE]] += 1
+        post(T, iv, TOLD_MESSAGE + k, sid, length[sid], ints[STAMP, sid])
 
 
 @njit(cache=True, inline="always")
 def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
-    """`_told`: an update newer than any the dispatcher has re-indexes its server."""
+    """`_told`: an update newer than any dispatcher ``what - TOLD_MESSAGE`` has re-indexes its server there."""
     ints = T.ints
-    if c > ints[TOLD_STAMP, a]:
-        ints[TOLD_STAMP, a] = c
-        index_set(T, iv, ints[TOLD], a, b)
+    indexes = P[P_D]
+    k = what - TOLD_MESSAGE
+    if c > ints[TOLD_STAMP + k, a]:
+        ints[TOLD_STAMP + k, a] = c
+        index_set_of(T, iv, indexes, k, ints[TOLD_STAMP + indexes + k], a, b)
 
 
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    if P[P_LATENT]:
+        return pick_of(rng, ubuf, iv, T, P[P_D], dispatcher), False
     return pick_shortest(rng, ubuf, iv, T), False
 
 

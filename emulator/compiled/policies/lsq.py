@@ -1,10 +1,14 @@
-"""LSQ, compiled (`emulator.policies.lsq`) for one dispatcher: its estimates in the kernel's length index.
+"""LSQ, compiled (`emulator.policies.lsq`): each dispatcher's estimates in a length index of its own.
 
-The index (JSQ's `LengthIndex`) holds the dispatcher's estimates rather than the
-true lengths; ``T.ints[0]`` is each server's estimate as indexed. An estimate is
-at least its server's length (only this dispatcher sends it jobs) and grows by
-one per job, so the index needs no more room than the kernel keeps for JSQ.
-Several dispatchers, each with an index of its own, run on SimPy.
+Each dispatcher's index (JSQ's `LengthIndex`; with one dispatcher the kernel's
+own, with several `jsq.index_set_in`) holds its estimates rather than the true
+lengths; ``T.ints[k]`` is each server's estimate as dispatcher ``k`` indexes it.
+An estimate is set to a length, or grows by one per job its dispatcher sends: with
+one dispatcher it is at least its server's length, so the index needs no more room
+than JSQ's, but with several a server may be longer than any estimate, and a query
+may then index its length. So, with zero latency, each dispatch keeps a level for
+the length its job will make (the kernel's check before the next arrival then
+leaves room for every length); with latency the kernel's check holds the longest.
 """
 
 from __future__ import annotations
@@ -15,12 +19,12 @@ import numpy as np
 from numba import njit
 
 from ...policies.lsq import LSQConfig
-from ..core import sample, uniform
+from ..core import sample
 from ..network import open_ask, query
-from ..state import A_TAG, I_LOW, P_LATENT, P_N, P_PARAMS
+from ..state import A_DISPATCHER, A_TAG, I_LEVELS, P_D, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
-from .jsq import index_set
+from .jsq import index_set_of, indexes_too_large, pick_of
 
 PARAMS = frozenset({"d"})
 D = P_PARAMS
@@ -29,18 +33,19 @@ D = P_PARAMS
 def describe(config: LSQConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     choice = d if d < point.servers and needs_choice(point.servers, d, False) else 0
-    return Description(ints=[d], index=True, sample=d, choice_at_dispatch=choice, int_rows=1, asks_per_step=d)
+    return Description(ints=[d], index=True, sample=d, choice_at_dispatch=choice,
+                       per_dispatcher=point.dispatchers > 1, int_rows=point.dispatchers, asks_per_step=d)
 
 
 def supports(config: LSQConfig, point: Any) -> str | None:
-    return "lsq with several dispatchers" if point.dispatchers > 1 else None
+    return indexes_too_large("lsq", point)
 
 
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    n, d = P[P_N], P[D]
-    estimate = T.ints[0]
+    n, d, indexes = P[P_N], P[D], P[P_D]
+    estimate = T.ints[dispatcher]
     picked = T.picked
     if d < n:
         sample(rng, ubuf, iv, n, d, False, picked, T.choice)
@@ -54,19 +59,20 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
         round_trips(P, counts, d)
         for j in range(d):
             sid = j if d == n else picked[j]
-            index_set(T, iv, estimate, sid, length[sid])
-    u = uniform(rng, ubuf, iv)
-    low = iv[I_LOW]
-    sid = T.buckets[low, int(u * T.bucket_size[low])]
-    index_set(T, iv, estimate, sid, estimate[sid] + 1)
+            index_set_of(T, iv, indexes, dispatcher, estimate, sid, length[sid])
+    sid = pick_of(rng, ubuf, iv, T, indexes, dispatcher)
+    index_set_of(T, iv, indexes, dispatcher, estimate, sid, estimate[sid] + 1)
+    if indexes > 1 and not P[P_LATENT] and length[sid] + 1 >= iv[I_LEVELS]:  # it arrives now: a level for it
+        iv[I_LEVELS] = length[sid] + 2
     return sid, False
 
 
 @njit(cache=True, inline="always")
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
-    """`_replied`: a server's length replaces its estimate."""
-    index_set(T, iv, T.ints[0], T.asks[ask, A_TAG], T.replies[ask, 0])
+    """`_replied`: a server's length replaces its estimate, in the index of the dispatcher that asked."""
+    k = T.asks[ask, A_DISPATCHER]
+    index_set_of(T, iv, P[P_D], k, T.ints[k], T.asks[ask, A_TAG], T.replies[ask, 0])
     return -1, False
 
 
