@@ -74,8 +74,18 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_slotted": {"policy": "jsq", "time": "slotted", "slot": {"dispatch": "job"}},
     "jsq_slotted_batch": {"policy": "jsq", "time": "slotted"},
     "jbt_slotted_batch": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "reports": "crossing"},
-    "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},  # SimPy only
+    # Tokens and reports held for later slots (pull_delay): per job and per slot, several dispatchers,
+    # JIQ-SQ(d) (by rng.choice too), JBT-d with reset (a held report can list a server twice) and crossing.
+    "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},
     "jbt_slotted_late": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "slot": {"pull_delay": 2}},
+    "jiq_sqd_slotted_late": {"policy": "jiq", "d": 2, "dispatchers": 3, "time": "slotted",
+                             "slot": {"pull_delay": 1, "dispatch": "job"}},
+    "jiq_sqd_choice_slotted_late": {"policy": "jiq", "d": 3, "dispatchers": 4, "time": "slotted",
+                                    "slot": {"pull_delay": 2}},
+    "jbt_reset_slotted_late": {"policy": "jbt", "d": 3, "period": 2.0, "reset": True, "dispatchers": 3,
+                               "time": "slotted", "slot": {"pull_delay": 1, "dispatch": "job"}},
+    "jbt_crossing_slotted_late": {"policy": "jbt", "d": 10, "period": 5.0, "reports": "crossing", "servers": 50,
+                                  "load": 0.99, "time": "slotted", "slot": {"pull_delay": 3}},
     "jsq_slotted_late": {"policy": "jsq", "time": "slotted", "slot": {"pull_delay": 1}},  # no pull messages
     "random_slotted": {"policy": "random", "time": "slotted", "slot": {"dispatch": "job"}},
     "random_slotted_batch": {"policy": "random", "time": "slotted", "service": "deterministic"},
@@ -172,6 +182,8 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
                     kw["jobs"] = 20000
                 out[f"{policy}/{variant_name}/{latency_name}"] = kw
         for name, extra in EXTRA.items():
+            if latency is not None and extra.get("time") == "slotted":  # messages arrive within the slot
+                continue
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
     if only:

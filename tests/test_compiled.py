@@ -70,13 +70,10 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: tokens and reports held for later slots (the
-    compiled policies deliver them at once), and an index per dispatcher (LSQ, JSQ-push with latency) of
-    more ids than the compiled indexes hold (none of the equivalence cases)."""
+    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, JSQ-push with
+    latency) of more ids than the compiled indexes hold (none of the equivalence cases)."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
-    if options.get("slot", {}).get("pull_delay", 0) > 0 and options["policy"] in ("jiq", "jbt"):
-        return True
     several = options.get("dispatchers", 1)
     indexed = options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])
     return indexed and several > 1 and several * options["servers"] > INDEXED_IDS
@@ -231,21 +228,17 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
 
 
-def test_slotted_time_runs_compiled_but_held_tokens_and_reports() -> None:
-    """The slot clock runs every compiled policy; pull_delay > 0 only where no token or report is held."""
+def test_slotted_time_runs_compiled_with_held_tokens_and_reports() -> None:
+    """The slot clock runs every compiled policy, with pull_delay > 0 too (tokens and reports held as messages)."""
     def point(policy: dict[str, Any], pull_delay: int) -> Any:
         data = scenario_dict(policy, servers=4, jobs=100)
         data["system"].update(time="slotted", slot={"pull_delay": pull_delay})
         return emulator.Scenario.from_dict(data).points()[0]
 
     for policy in ({"name": "jsq"}, {"name": "sqd", "d": 2}, {"name": "jiq"}, {"name": "jbt", "d": 2, "period": 2}):
-        late = point(policy, 1)
-        assert compiled.supports(point(policy, 0), point(policy, 0).policies[0]) is None
-        reason = compiled.supports(late, late.policies[0])
-        if policy["name"] in ("jiq", "jbt"):  # idle tokens, reports: held by the slot channel
-            assert reason is not None and "pull_delay" in reason
-        else:
-            assert reason is None
+        for pull_delay in (0, 1, 5):
+            late = point(policy, pull_delay)
+            assert compiled.supports(late, late.policies[0]) is None, (policy, pull_delay)
 
 
 def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPatch) -> None:

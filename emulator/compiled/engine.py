@@ -190,10 +190,6 @@ def _slotted_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str |
     unknown = set(type(slot).model_fields) - _KNOWN_SLOT
     if unknown:
         return f"system.slot has options the compiled engine does not know: {sorted(unknown)}"
-    # The slot channel holds idle tokens and reports for pull_delay slots; the compiled policies
-    # put them into the dispatchers' lists when they are sent. Other policies send none of them.
-    if slot.pull_delay > 0 and module.describe(policy.config, _PointView(point), np.ones(1)).lists:
-        return "slot.pull_delay > 0 delays idle tokens and reports, which the compiled policies deliver at once"
     return None
 
 
@@ -497,6 +493,18 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     sketch = QuantileSketch()
     toolkit = Toolkit(description, n, dispatchers, speeds, iv)
     occupancy = _OccupancyArrays(n, iv)
+    # slot.pull_delay holds idle tokens and reports back (`model.slotted.SlotChannel`): as messages,
+    # each in a heap by the slot after whose decisions it is due (`network.post`).
+    held = slot.pull_delay > 0
+    P[S.P_HELD], iv[S.I_HELD] = held, slot.pull_delay
+    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8  # a JBT-d update rechecks all N
+    P[S.P_ASK_ROOM] = 1
+    heap_cap = 2 * int(P[S.P_ROOM]) + 64 if held else 1
+    heap = np.zeros(3 * heap_cap)
+    iv[S.I_HEAP_CAP] = heap_cap
+    if held:
+        toolkit.open_network(description, P, iv)
+        iv[S.I_NLAT] = 1 << 62  # no latency is drawn
 
     arrival = workload.arrivals
     count_stream = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
@@ -521,7 +529,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
         status = K.simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers,
                                   jobs.arrival, jobs.next, jobs.measured, arrivals_buf, caps, split_buf,
                                   bitgen, ubuf, responses, budget, start, toolkit.tools(),
-                                  occupancy.count, occupancy.lengths, occupancy.totals, scratch, dwork)
+                                  occupancy.count, occupancy.lengths, occupancy.totals, scratch, dwork, heap)
         if start:
             from . import cache
 
@@ -535,6 +543,11 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
         elif status == K.NEED_CAPS:
             caps = caps_rng.poisson(rates, (slots.ROWS, n))  # `slots.capacities`' block
             sv[K.S_CAP], sv[K.S_NCAP] = 0, slots.ROWS
+        elif status == S.NEED_NETWORK:
+            toolkit.grow_network(P, iv)
+            if iv[S.I_HEAP_CAP] - iv[S.I_HEAP] < P[S.P_ROOM] + 2:
+                heap = np.concatenate([heap, np.zeros(max(len(heap), 3 * int(P[S.P_ROOM])))])
+                iv[S.I_HEAP_CAP] = len(heap) // 3
         elif status == K.NEED_SCRATCH:
             scratch = np.zeros((5, max(2 * scratch.shape[1], int(sv[K.S_COUNT]))), dtype=np.int64)
         elif status == S.NEED_SPLIT:

@@ -13,6 +13,10 @@ event whose argument names the ask and target: `state.QUERY_EVENT`, no record); 
 target answers when its query arrives (`answer`); when the last reply is in, the
 policy's ``replied`` hook decides (and the kernel sends the job the ask held, if any).
 
+In slotted time with ``slot.pull_delay`` (`model.slotted.SlotChannel`) the idle
+tokens and reports are held instead: `post` schedules each at the slot after whose
+decisions it is due, and the slot clock delivers those due after each slot's decisions.
+
 Before every step the kernel checks `room`: latencies, message and ask records
 and heap room for the most one step may send (`state.P_ROOM`, `P_ASK_ROOM`);
 otherwise it returns NEED_NETWORK, and the engine refills and grows them. So no
@@ -43,6 +47,7 @@ from .state import (
     I_EID,
     I_HEAP,
     I_HEAP_CAP,
+    I_HELD,
     I_LAT,
     I_MSG_CAP,
     I_MSG_FREE,
@@ -81,6 +86,9 @@ def post(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> None:
     msg[slot, 1] = a
     msg[slot, 2] = b
     msg[slot, 3] = c
+    if iv[I_HELD] > 0:  # slotted time's pull_delay: due with the decisions of a later slot, in order
+        push(T.heap, iv, float(int(T.fv[F_NOW]) + iv[I_HELD] - 1), MESSAGE + 4 * slot)
+        return
     at = iv[I_LAT]
     iv[I_LAT] = at + 1
     push(T.heap, iv, T.fv[F_NOW] + T.latency[at], MESSAGE + 4 * slot)

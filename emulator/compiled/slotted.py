@@ -39,9 +39,11 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
-from .core import list_room, unmanaged, view
+from .core import list_room, pop, unmanaged, view
 from .kernel import RESPONSE_BATCH, _edge, _leave
-from .policies import CODES, MODULES, dispatch, initialise, on_arrive, on_depart, timer
+from .network import release
+from .network import room as network_room  # (`room` here counts the job slots)
+from .policies import CODES, MODULES, deliver, dispatch, initialise, on_arrive, on_depart, timer
 from .state import (
     DONE,
     F_AREA,
@@ -55,6 +57,7 @@ from .state import (
     I_EDGES,
     I_FINISHED,
     I_FREE,
+    I_HEAP,
     I_INIT,
     I_INSYS,
     I_JOB,
@@ -70,12 +73,15 @@ from .state import (
     NEED_JOBS,
     NEED_LEVELS,
     NEED_LISTS,
+    NEED_NETWORK,
     NEED_OCCUPANCY,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHOICE_AT_DEPARTURE,
     P_CHOICE_AT_DISPATCH,
     P_CHOICE_AT_TIMER,
     P_D,
+    P_HELD,
     P_INDEX,
     P_JOBS,
     P_LISTS_AT_ARRIVAL,
@@ -180,7 +186,7 @@ def _groups(scratch: np.ndarray, dwork: np.ndarray, count: int) -> int:
 @njit(cache=True)
 def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_next, j_measured,
                    arrivals, caps, split, rng, ubuf, responses, budget, start, tools,
-                   occ_count, occ_lengths, occ_totals, scratch, dwork):
+                   occ_count, occ_lengths, occ_totals, scratch, dwork, heap):
     """Run slots until done or until Python is needed; return the reason (a code of `state` or this module).
 
     ``start`` is true on the first call: the policy's constructor runs (its
@@ -195,7 +201,10 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
     arrivals, caps, split, ubuf, responses = unmanaged(arrivals), unmanaged(caps), unmanaged(split), \
         unmanaged(ubuf), unmanaged(responses)
     scratch, dwork = unmanaged(scratch), unmanaged(dwork)
-    T = view(tools, fv, fv)  # no heap: slotted time has no latency, so no hook schedules a message
+    # The heap holds only what slot.pull_delay holds back: idle tokens and reports, by the slot they are due.
+    heap = unmanaged(heap)
+    T = view(tools, fv, heap)
+    held = P[P_HELD] != 0
     occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
     member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
         scratch[JOBS]
@@ -206,6 +215,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
     policy = P[P_POLICY]
     choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
+    choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
         P[P_LISTS_AT_DEPARTURE] != 0
     has_timer = P[P_TIMER] != 0
@@ -216,7 +226,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
         iv[I_UPDATING] = -1
     if iv[I_INIT] >= 0:  # the policy's constructor (JIQ's tokens, JBT-d's checks), before the clock starts
         if not initialise(policy, P, Q, counts, length, rng, ubuf, iv, T):
-            return NEED_LISTS
+            return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
         iv[I_INIT] = -1
         sf[S_DUE] = 0.0 + Q[Q_PERIOD]
     while True:
@@ -243,6 +253,14 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     if iv[I_NRESP] >= RESPONSE_BATCH or (lists_at_departure and not list_room(iv, T.lists)):
                         sv[S_SID], sv[S_SERVED] = sid, served
                         return FLUSH if iv[I_NRESP] >= RESPONSE_BATCH else NEED_LISTS
+                    if held and not network_room(P, iv):  # a token or a report after the departure, held
+                        sv[S_SID], sv[S_SERVED] = sid, served
+                        return NEED_NETWORK
+                    if choice_at_departure > 0 and iv[I_CHOICE] == 0 and length[sid] == 1:
+                        # It will be idle: its token samples dispatchers with rng.choice first thing.
+                        sv[S_SID], sv[S_SERVED] = sid, served
+                        iv[I_CHOICE_N], iv[I_CHOICE_K] = n_dispatchers, choice_at_departure
+                        return NEED_CHOICE
                     head[sid] = j_next[slot]
                     if head[sid] < 0:
                         tail[sid] = -1
@@ -266,6 +284,8 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
             # Due at the boundary (after its service phase), or within the slot (after its arrivals).
             while has_timer:
                 resume = iv[I_UPDATING] >= 0
+                if held and not network_room(P, iv):  # an update's rechecks may report from every server
+                    return NEED_NETWORK
                 if not resume:
                     due = sf[S_DUE]
                     if not (due <= now if phase == PH_TIMERS_AT else due < now + 1.0):
@@ -333,6 +353,16 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     continue
                 g = sv[S_GROUP]
                 if g >= sv[S_GROUPS]:
+                    # `SlotChannel.release`: the held tokens and reports due after this slot's decisions
+                    while held and iv[I_HEAP] > 0 and heap[0] <= now:
+                        if not list_room(iv, T.lists):
+                            return NEED_LISTS
+                        record = int(heap[2]) >> 2
+                        pop(heap, iv)
+                        msg = T.msg
+                        what, a, b, c = msg[record, 0], msg[record, 1], msg[record, 2], msg[record, 3]
+                        release(T, iv, record)
+                        deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
                     break
                 # -- one decision: room first, then the policy, the transfer, the server -------
                 k = size[g]
@@ -347,6 +377,8 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     return NEED_CHOICE
                 if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the batch is in
                     return NEED_LISTS
+                if held and not network_room(P, iv):
+                    return NEED_NETWORK
                 sid, via_list = dispatch(policy, P, Q, counts, length, rng, ubuf, iv, T, order[g])
                 iv[I_TRANSFERS] += k
                 accepted = 0

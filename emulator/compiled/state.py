@@ -77,7 +77,9 @@ I_ASK_CAP = 49
 I_ARRIVED = 50  # measured jobs that reached their server or were blocked (the source stops once all have)
 I_MAXLEN = 51  # the longest length a server has had (with latency, what the length index may have to hold)
 I_CURRENT = 52  # the slot of the job being dispatched (an ask that waits for replies holds it)
-I_NIV = 53
+I_HELD = 53  # slotted time's pull_delay (0: none): a held message is due after the decisions of slot
+# int(now) + I_HELD - 1 (`model.slotted.SlotChannel`)
+I_NIV = 54
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -127,7 +129,8 @@ P_ASK_ROOM = 22  # with latency: the most asks one step may open
 P_LISTS = 23  # 1: the policy keeps the dispatchers' lists (with latency, a delivered message may add an id)
 P_CHOICE_AT_DEPARTURE = 24  # k > 0: a departure that leaves its server idle samples k of D dispatchers with
 # rng.choice (JIQ-SQ(d) with 4d > D)
-P_PARAMS = 25  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
+P_HELD = 25  # 1: slotted time's pull_delay holds idle tokens and reports (`network.post`, iv[I_HELD] slots)
+P_PARAMS = 26  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
 P_NPARAMS = 8
 P_NP = P_PARAMS + P_NPARAMS
 

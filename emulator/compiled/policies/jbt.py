@@ -15,6 +15,7 @@ from ..state import (
     I_UPDATE_R,
     I_UPDATING,
     P_D,
+    P_HELD,
     P_LATENT,
     P_N,
     P_PARAMS,
@@ -39,10 +40,12 @@ def describe(config: JBTConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     total = point.scenario.run.warmup_jobs + point.scenario.run.jobs
     weighted = len(speeds) > 1  # JBTPolicy.weights
-    # With latency and reset, a report still on its way when the lists are cleared (and the
-    # server told it is no longer listed) can list a server twice, in one list or two:
+    # With latency (or reports held for later slots) and reset, a report still on its way when the
+    # lists are cleared (and the server told it is no longer listed) can list a server twice, in one list or two:
     # then the lists keep each id once, as IdList.add does (`core.id_add`, chained).
-    chained = point.scenario.network.latency.mean != 0 and config.reset
+    system = point.scenario.system
+    late = point.scenario.network.latency.mean != 0 or (system.slot is not None and system.slot.pull_delay > 0)
+    chained = late and config.reset
     return Description(
         ints=[d, config.below == "lt", config.rereport, config.recheck, config.reset, weighted, chained],
         floats=[float(speeds.max())],
@@ -66,7 +69,7 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
         listed[sid] = 1
         target = random_dispatcher(P, rng, ubuf, iv)
         counts[P[P_REPORT]] += 1
-        if P[P_LATENT]:
+        if P[P_LATENT] or P[P_HELD]:  # on its way, or held for a later slot
             post(T, iv, REPORT, target, sid, 0)
         else:
             _reported(P, iv, T, target, sid)
@@ -160,9 +163,9 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
             r = min(r, length[T.picked[j]])
         if P[RESET] != 0:
             # Dispatcher 0 clears its list, then sends each other one a threshold message,
-            # which (zero latency) clears its list at once.
+            # which (zero latency) clears its list at once. (Chained lists where reports are held.)
             for dispatcher in range(P[P_D]):
-                id_clear(T.count, dispatcher)
+                _clear(P, iv, T, dispatcher)
             counts[P[P_THRESHOLD_KIND]] += P[P_D] - 1
         iv[I_UPDATE_R] = r
         iv[I_UPDATING] = 0

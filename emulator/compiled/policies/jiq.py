@@ -18,6 +18,7 @@ from ..state import (
     I_INIT,
     P_CHOICE_AT_DEPARTURE,
     P_D,
+    P_HELD,
     P_IDLE,
     P_LATENT,
     P_N,
@@ -75,7 +76,7 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
             values[j] = count[picked[j]]
         target = picked[shortest(values, d, rng, ubuf, iv)]
     counts[P[P_IDLE]] += 1
-    if P[P_LATENT]:
+    if P[P_LATENT] or P[P_HELD]:  # on its way, or held for a later slot
         post(T, iv, IDLE, target, sid, 0)
     else:
         _add(P, T, iv, target, sid)
@@ -116,7 +117,7 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 @njit(cache=True, inline="always")
 def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
-    """With latency: a token (``IDLE``) reaches dispatcher ``a`` from server ``b``."""
+    """With latency or held slots: a token (``IDLE``) reaches dispatcher ``a`` from server ``b``."""
     _add(P, T, iv, a, b)
 
 
