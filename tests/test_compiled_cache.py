@@ -18,6 +18,7 @@ import random
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from emulator import compiled
 from emulator.compiled import cache
 
 ROOT = Path(__file__).resolve().parents[1]
+SETTLE_SECONDS = 300  # the longest another process may take to compile into the package's cache and seal it
 OPTIONS: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 4, "occupancy": True}
 SCRIPT = f"""
 import json, emulator
@@ -88,17 +90,29 @@ def _target(folder: Path, kind: str) -> Path:
     return found[0]
 
 
-def _warm_cache() -> Path:
-    """The kernel's own cache folder, compiled or loaded (so written and checked).
+@pytest.fixture(scope="module")
+def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the kernel's own cache folder, compiled or loaded (so written and checked).
 
-    The compiled policies' functions are cached beside their sources, in a folder of their own.
+    Other test processes may be compiling into the package's folder at the same time (the slot
+    clock, say), or discarding it: until that process seals, the files differ from the manifest.
+    So the folder is copied, and copied again, until the copy is a sealed cache that holds the kernel.
     """
     from emulator.compiled import kernel
 
     assert compiled.prepare()
     folder = Path(kernel.simulate._cache._cache_path)
-    assert folder in cache.folders() and all(cache.intact(f, cache.sources_digest()) for f in cache.folders())
-    return folder
+    assert folder in cache.folders()
+    sources = cache.sources_digest()
+    snapshot = tmp_path_factory.mktemp("warm") / "cache"
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while True:
+        shutil.rmtree(snapshot, ignore_errors=True)
+        _copy_cache(folder, snapshot)
+        if cache.intact(snapshot, sources) and any(snapshot.glob("kernel.simulate-*.nbc")):
+            return snapshot
+        assert time.monotonic() < deadline, f"{folder} was not a sealed cache with the kernel for {SETTLE_SECONDS} s"
+        time.sleep(1.0)
 
 
 def _copy_cache(source: Path, folder: Path) -> None:
@@ -106,7 +120,10 @@ def _copy_cache(source: Path, folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for path in source.iterdir():
         if path.name.endswith((".nbi", ".nbc")) or path.name == cache.MANIFEST:
-            shutil.copy2(path, folder / path.name)
+            try:
+                shutil.copy2(path, folder / path.name)
+            except FileNotFoundError:  # removed by a process that discards the folder: the copy is not sealed
+                pass
 
 
 def _damage(folder: Path, name: str) -> None:
@@ -118,10 +135,10 @@ def _damage(folder: Path, name: str) -> None:
 
 
 @pytest.mark.parametrize("name", [name for name in DAMAGE if not name.endswith("-unseen")])
-def test_the_check_sees_every_kind_of_damage(tmp_path: Path, name: str) -> None:
+def test_the_check_sees_every_kind_of_damage(tmp_path: Path, warm: Path, name: str) -> None:
     sources = cache.sources_digest()
     folder = tmp_path / "cache"
-    _copy_cache(_warm_cache(), folder)
+    _copy_cache(warm, folder)
     assert cache.intact(folder, sources)
     _damage(folder, name)
     assert not cache.intact(folder, sources)
@@ -167,11 +184,11 @@ def _runs(out: Path) -> tuple[list[dict[str, Any]], set[str]]:
 
 
 @pytest.mark.slow
-def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path) -> None:
+def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path, warm: Path) -> None:
     """Each copy compiles once, then loads; `lbemu run` compiles in the parent, saying so once, and not again."""
     import yaml
 
-    folder = _warm_cache()
+    folder = warm
     expected = {key: repr(value) for key, value in emulator.simulate("jsq", engine="simpy", **OPTIONS).items()
                 if key not in ("wall_seconds", "engine")}
     emulator.run({**RUN, "run": {**RUN["run"], "engine": "simpy"}}, workers=1, out=tmp_path / "simpy")
