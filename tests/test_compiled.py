@@ -86,7 +86,7 @@ def test_every_equivalence_case_is_identical() -> None:
     for key, kw in CASES.items():
         options = dict(kw)
         # The same paths in shorter runs; the full lengths: --engines. Latency costs SimPy an event a message.
-        options["jobs"] = min(options["jobs"], 1500 if options["latency"] is None else 600)
+        options["jobs"] = min(options["jobs"], 4000 if options["latency"] is None else 1500)
         if simpy_only(options):
             policy = options.pop("policy")
             assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy", key
