@@ -320,7 +320,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
-    jobs = _Jobs(n + 64, iv)
+    jobs = _Jobs(n + 64, iv, latent)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
@@ -633,15 +633,17 @@ def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
 
 
 class _Jobs:
-    """Job slots (37 bytes each): arrival, arrival at the server, size, start of service, measured,
-    and ``next`` (the FIFO link, the free list, or a pool task's server).
+    """Job slots (37 bytes each, 29 without latency): arrival, arrival at the server, size, start of
+    service, measured, and ``next`` (the FIFO link, the free list, or a pool task's server).
 
-    They grow by a quarter when full, so that memory stays near the jobs in the system.
+    Without latency a job reaches its server at its arrival, so one array holds both times
+    (the kernel writes the same value twice). They grow by a quarter when full, so that
+    memory stays near the jobs in the system.
     """
 
-    def __init__(self, capacity: int, iv: np.ndarray) -> None:
+    def __init__(self, capacity: int, iv: np.ndarray, latent: bool = True) -> None:
         self.arrival = np.zeros(capacity)
-        self.at = np.zeros(capacity)
+        self.at = np.zeros(capacity) if latent else self.arrival
         self.size = np.zeros(capacity)
         self.start = np.zeros(capacity)
         self.measured = np.zeros(capacity, dtype=np.bool_)
@@ -651,9 +653,11 @@ class _Jobs:
     def grow(self, iv: np.ndarray) -> None:
         old = len(self.arrival)
         new = old + old // 4 + 64
-        self.arrival, self.at, self.size, self.start, self.measured = (
+        shared = self.at is self.arrival
+        self.arrival, self.size, self.start, self.measured = (
             np.concatenate([a, np.zeros(new - old, a.dtype)])
-            for a in (self.arrival, self.at, self.size, self.start, self.measured))
+            for a in (self.arrival, self.size, self.start, self.measured))
+        self.at = self.arrival if shared else np.concatenate([self.at, np.zeros(new - old)])
         # The new slots go first, then what the list holds (the event kernel grows it only when empty).
         self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32),
                                     [np.int32(iv[S.I_FREE])]])
