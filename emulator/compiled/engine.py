@@ -374,42 +374,67 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             assert split is not None
             split_buf = next(split)
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
-        elif status == S.NEED_JOBS:
-            jobs.grow(iv)
         elif status == S.NEED_HEAP:
             heap = np.concatenate([heap, np.zeros_like(heap)])
             iv[S.I_HEAP_CAP] = len(heap) // 3
-        elif status == S.NEED_LEVELS:
-            toolkit.grow_levels(iv)
-        elif status == S.NEED_OCCUPANCY:
-            occupancy.grow()
-        elif status == S.NEED_LISTS:
-            toolkit.grow_lists(iv)
         elif status == S.NEED_NETWORK:
             assert latencies is not None
             toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
-            toolkit.grow_network(P, iv)
-            if iv[S.I_HEAP_CAP] - iv[S.I_HEAP] < P[S.P_ROOM] + 2:
-                heap = np.concatenate([heap, np.zeros(max(len(heap), 3 * int(P[S.P_ROOM])))])
-                iv[S.I_HEAP_CAP] = len(heap) // 3
-        elif status == S.NEED_CHOICE:
-            drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
-            toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
-            iv[S.I_CHOICE] = 1
-        elif status == S.FLUSH:
-            _fold(sketch, responses, int(iv[S.I_NRESP]))
-            iv[S.I_NRESP] = 0
-            if progress is not None:  # every 8,192 measured jobs
-                progress(int(iv[S.I_FINISHED]))
-        elif status == S.PAUSE:
-            progress(int(iv[S.I_FINISHED]))  # type: ignore[misc]
-        else:  # S.EMPTY: what SimPy says when run(until=done) runs out of events
+            heap = _network_room(P, iv, toolkit, heap)
+        elif status == S.EMPTY:  # what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
+        elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
+            raise RuntimeError(f"the kernel returned {status}")
+    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
+
+
+def _network_room(P: np.ndarray, iv: np.ndarray, toolkit: Any, heap: np.ndarray) -> np.ndarray:
+    """NEED_NETWORK: more message and ask records, and heap room for the most one step may send."""
+    toolkit.grow_network(P, iv)
+    if iv[S.I_HEAP_CAP] - iv[S.I_HEAP] < P[S.P_ROOM] + 2:
+        heap = np.concatenate([heap, np.zeros(max(len(heap), 3 * int(P[S.P_ROOM])))])
+        iv[S.I_HEAP_CAP] = len(heap) // 3
+    return heap
+
+
+def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupancy: _OccupancyArrays,
+                 policy_rng: np.random.Generator, sketch: QuantileSketch, responses: np.ndarray,
+                 progress: Callable[[int], None] | None) -> bool:
+    """Serve a request both kernels make (the event kernel's and the slot clock's); False if not one."""
+    if status == S.NEED_JOBS:
+        jobs.grow(iv)
+    elif status == S.NEED_LEVELS:
+        toolkit.grow_levels(iv)
+    elif status == S.NEED_OCCUPANCY:
+        occupancy.grow()
+    elif status == S.NEED_LISTS:
+        toolkit.grow_lists(iv)
+    elif status == S.NEED_CHOICE:
+        drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
+        toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
+        iv[S.I_CHOICE] = 1
+    elif status == S.FLUSH:
+        _fold(sketch, responses, int(iv[S.I_NRESP]))
+        iv[S.I_NRESP] = 0
+        if progress is not None:  # every 8,192 measured jobs
+            progress(int(iv[S.I_FINISHED]))
+    elif status == S.PAUSE:
+        assert progress is not None  # the kernels pause only to report progress
+        progress(int(iv[S.I_FINISHED]))
+    else:
+        return False
+    return True
+
+
+def _finish(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray, sketch: QuantileSketch,
+            responses: np.ndarray, occupancy: _OccupancyArrays,
+            progress: Callable[[int], None] | None) -> Recorder:
+    """The last responses folded, the last progress report, and the run's `Recorder`."""
     _fold(sketch, responses, int(iv[S.I_NRESP]))
     if progress is not None:  # the last report says done, as `Model.run`'s does
         progress(int(iv[S.I_FINISHED]))
     recorder = _recorder(point, iv, fv, window, sketch)
-    if scenario.run.occupancy:
+    if point.scenario.run.occupancy:
         recorder.occupancy = occupancy.observer(point, iv, fv)
     return recorder
 
@@ -544,44 +569,16 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
             caps = caps_rng.poisson(rates, (slots.ROWS, n))  # `slots.capacities`' block
             sv[K.S_CAP], sv[K.S_NCAP] = 0, slots.ROWS
         elif status == S.NEED_NETWORK:
-            toolkit.grow_network(P, iv)
-            if iv[S.I_HEAP_CAP] - iv[S.I_HEAP] < P[S.P_ROOM] + 2:
-                heap = np.concatenate([heap, np.zeros(max(len(heap), 3 * int(P[S.P_ROOM])))])
-                iv[S.I_HEAP_CAP] = len(heap) // 3
+            heap = _network_room(P, iv, toolkit, heap)
         elif status == K.NEED_SCRATCH:
             scratch = np.zeros((5, max(2 * scratch.shape[1], int(sv[K.S_COUNT]))), dtype=np.int64)
         elif status == S.NEED_SPLIT:
             assert split is not None
             split_buf = next(split)
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
-        elif status == S.NEED_JOBS:
-            jobs.grow(iv)
-        elif status == S.NEED_LEVELS:
-            toolkit.grow_levels(iv)
-        elif status == S.NEED_OCCUPANCY:
-            occupancy.grow()
-        elif status == S.NEED_LISTS:
-            toolkit.grow_lists(iv)
-        elif status == S.NEED_CHOICE:
-            drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
-            toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
-            iv[S.I_CHOICE] = 1
-        elif status == S.FLUSH:
-            _fold(sketch, responses, int(iv[S.I_NRESP]))
-            iv[S.I_NRESP] = 0
-            if progress is not None:
-                progress(int(iv[S.I_FINISHED]))
-        elif status == S.PAUSE:
-            progress(int(iv[S.I_FINISHED]))  # type: ignore[misc]
-        else:
+        elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
             raise RuntimeError(f"the slot clock returned {status}")
-    _fold(sketch, responses, int(iv[S.I_NRESP]))
-    if progress is not None:
-        progress(int(iv[S.I_FINISHED]))
-    recorder = _recorder(point, iv, fv, window, sketch)
-    if scenario.run.occupancy:
-        recorder.occupancy = occupancy.observer(point, iv, fv)
-    return recorder
+    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
 
 
 @dataclass(frozen=True)
