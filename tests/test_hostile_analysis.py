@@ -231,3 +231,16 @@ def test_an_ax_that_is_not_axes_is_refused_in_one_line(plain: tuple[Path, emulat
         with pytest.raises(emulator.ScenarioError, match=r"^ax: expected") as caught:
             plain[1].plot(name, ax=make())
         assert says in str(caught.value) and "\n" not in str(caught.value), (name, str(caught.value))
+
+
+# -- lbemu table on a summary without a metric ---------------------------------------------
+def test_table_without_a_metric_column_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    (tmp_path / "summary.csv").write_text("policy,load\nJSQ,0.5\nRandom,0.5\n")
+    assert main(["table", str(tmp_path)]) == 2  # not a table of policy names alone, as if it were one
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1 and captured.out == "", captured
+    assert lines[0] == ("lbemu: error: summary.csv: expected a metric column to tabulate (mean_response, "
+                        "messages_per_job), got none (name a column with --metric)")
