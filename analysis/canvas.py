@@ -88,7 +88,7 @@ def figure(panels: int, ncols: int | None = None, width: float = 4.6, height: fl
     return fig, axes[:panels]
 
 
-def callers_axes(ax: Target) -> bool:
+def _callers_axes(ax: Target) -> bool:
     """True when ``ax`` is the caller's axes (one or several): the figure, its title and room are theirs."""
     from matplotlib.figure import Figure, SubFigure
 
@@ -151,7 +151,7 @@ def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] =
     """One legend to the right of the panels: every label of ``axes`` once, then the ``extra`` entries.
 
     ``options`` go to ``Figure.legend`` (e.g. ``title="policy"``); nothing is
-    drawn when there is no entry. With the caller's axes as ``ax`` (`callers_axes`) the
+    drawn when there is no entry. With the caller's Axes as ``ax`` (one or several, not a Figure) the
     legend goes just outside the right edge of the last, so that it never covers data either.
     """
     seen: dict[str, Any] = {}
@@ -163,7 +163,7 @@ def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] =
     labels += [label for _, label in extra]
     if not handles:
         return
-    if callers_axes(ax):
+    if _callers_axes(ax):
         axes[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False,
                   fontsize="small", **options)
     else:
@@ -219,10 +219,10 @@ def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, a
     """The figure's title: ``what``, and below it what the summary holds fixed (scenario, N, load, laws).
 
     Lines are wrapped to the figure's width, so that a narrow figure does not
-    clip its title. With the caller's axes as ``ax`` (`callers_axes`) nothing is
+    clip its title. With the caller's Axes as ``ax`` (one or several, not a Figure) nothing is
     drawn: the figure is the caller's.
     """
-    if callers_axes(ax):
+    if _callers_axes(ax):
         return
     parts = []
     if "scenario" in summary:
