@@ -21,14 +21,17 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from .sweep import short_name, value_label
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure, SubFigure
+
+Target: TypeAlias = "Axes | Sequence[Axes] | Figure | SubFigure | None"
+"""Where a figure is drawn (``ax`` of every figure function): None for a new figure, else as `figure` takes it."""
 
 DPI = 120
 """Resolution of the PNG files (and of the figure while it is laid out)."""
@@ -51,31 +54,81 @@ def styled(draw: F) -> F:
 
 
 def figure(panels: int, ncols: int | None = None, width: float = 4.6, height: float = 3.6,
-           dpi: float = DPI, ax: Axes | None = None, name: str = "figure") -> tuple[Figure, list[Axes]]:
+           dpi: float = DPI, ax: Target = None, name: str = "figure") -> tuple[Figure, list[Axes]]:
     """A figure with ``panels`` panels in rows of ``ncols`` (default up to 3), and those panels' axes.
 
     Each panel is ``width`` by ``height`` inches, with room for the legend and
-    the title; the unused places of the last row are hidden. With ``ax``, a
-    one-panel figure is drawn into the caller's axes instead (their figure is
-    returned); `emulator.ScenarioError` if the figure ``name`` has more panels.
+    the title; the unused places of the last row are hidden. ``ax`` says where
+    to draw instead of a new figure:
+
+    - an ``Axes``: the caller's axes, for a one-panel figure (their figure is returned);
+    - a sequence or array of ``Axes`` (e.g. from ``Figure.subplots``): one per panel, in order;
+    - a ``Figure`` or ``SubFigure`` without axes: the panels, legend and title are
+      drawn into it, as into a new figure, at the size the caller gave it.
+
+    `emulator.ScenarioError` (one line naming ``ax``) for anything else, a number
+    of axes that is not the figure ``name``'s number of panels, or a figure that
+    already holds axes (new panels would cover them).
     """
-    from matplotlib.figure import Figure
+    from matplotlib.figure import Figure, SubFigure
 
-    if ax is not None:
-        if panels != 1:
-            from emulator.errors import ScenarioError
-
-            raise ScenarioError(f"ax: expected a one-panel figure, '{name}' has {panels} panels here "
-                                f"(leave ax out to get a figure of its own)")
-        return ax.figure, [ax]  # type: ignore[return-value]
+    if ax is not None and not isinstance(ax, (Figure, SubFigure)):
+        axes = _given_axes(ax, panels, name)
+        return axes[0].figure, axes  # type: ignore[return-value]  # a SubFigure's axes draw as a Figure's
     ncols = ncols or min(3, panels)
     nrows = math.ceil(panels / ncols)
-    fig = Figure(figsize=(width * ncols + 1.6, height * nrows + 0.8), dpi=dpi, layout="constrained")
+    if ax is None:
+        fig = Figure(figsize=(width * ncols + 1.6, height * nrows + 0.8), dpi=dpi, layout="constrained")
+    else:
+        fig = cast("Figure", _empty(ax, name))  # a SubFigure draws as a Figure does
     grid = fig.subplots(nrows, ncols, squeeze=False)
-    axes = [ax for row in grid for ax in row]
-    for ax in axes[panels:]:
-        ax.set_visible(False)
+    axes = [panel for row in grid for panel in row]
+    for panel in axes[panels:]:
+        panel.set_visible(False)
     return fig, axes[:panels]
+
+
+def _callers_axes(ax: Target) -> bool:
+    """True when ``ax`` is the caller's axes (one or several): the figure, its title and room are theirs."""
+    from matplotlib.figure import Figure, SubFigure
+
+    return ax is not None and not isinstance(ax, (Figure, SubFigure))
+
+
+def _given_axes(ax: Any, panels: int, name: str) -> list[Axes]:
+    """``ax`` (one ``Axes`` or a sequence of them) as a list of one ``Axes`` per panel, checked."""
+    import numpy as np
+    from matplotlib.axes import Axes
+
+    from emulator.errors import ScenarioError
+
+    if isinstance(ax, Axes):
+        axes = [ax]
+    elif isinstance(ax, (list, tuple, np.ndarray)):
+        axes = list(np.asarray(ax, dtype=object).ravel())
+    else:
+        raise ScenarioError(f"ax: expected matplotlib Axes, a sequence of Axes or an empty Figure, "
+                            f"got {type(ax).__name__}")
+    strangers = [type(a).__name__ for a in axes if not isinstance(a, Axes)]
+    if strangers:
+        raise ScenarioError(f"ax: expected a sequence of matplotlib Axes, got one holding a {strangers[0]}")
+    if isinstance(ax, Axes) and panels != 1:
+        raise ScenarioError(f"ax: expected a one-panel figure, '{name}' has {panels} panels here (pass {panels} "
+                            f"Axes or an empty Figure, or leave ax out to get a figure of its own)")
+    if len(axes) != panels:
+        raise ScenarioError(f"ax: expected {panels} Axes, one per panel of '{name}' here, got {len(axes)}")
+    return axes
+
+
+def _empty(fig: Figure | SubFigure, name: str) -> Figure | SubFigure:
+    """The caller's figure to draw ``name`` into; `emulator.ScenarioError` if it already holds axes."""
+    held = fig.get_axes()
+    if held:
+        from emulator.errors import ScenarioError
+
+        raise ScenarioError(f"ax: expected an empty Figure to draw '{name}' into, got one that holds "
+                            f"{len(held)} Axes (pass one of them, or a new Figure)")
+    return fig
 
 
 def pick(values: Sequence[Any], count: int) -> list[Any]:
@@ -93,13 +146,13 @@ def pick(values: Sequence[Any], count: int) -> list[Any]:
     return list(dict.fromkeys(values[round(i * (len(values) - 1) / (count - 1))] for i in range(count)))
 
 
-def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] = (), ax: Axes | None = None,
+def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] = (), ax: Target = None,
            **options: Any) -> None:
     """One legend to the right of the panels: every label of ``axes`` once, then the ``extra`` entries.
 
     ``options`` go to ``Figure.legend`` (e.g. ``title="policy"``); nothing is
-    drawn when there is no entry. With ``ax`` (the caller's axes) the legend goes
-    just outside their right edge, so that it never covers data either.
+    drawn when there is no entry. With the caller's Axes as ``ax`` (one or several, not a Figure) the
+    legend goes just outside the right edge of the last, so that it never covers data either.
     """
     seen: dict[str, Any] = {}
     for panel in axes:
@@ -110,8 +163,8 @@ def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] =
     labels += [label for _, label in extra]
     if not handles:
         return
-    if ax is not None:
-        ax.legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False,
+    if _callers_axes(ax):
+        axes[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False,
                   fontsize="small", **options)
     else:
         fig.legend(handles, labels, loc="outside right center", frameon=False, **options)
@@ -162,14 +215,14 @@ def key_name(key: str) -> str:
     return NAMES.get(key.rsplit(".", 1)[-1], short)
 
 
-def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, ax: Axes | None = None) -> None:
+def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, ax: Target = None) -> None:
     """The figure's title: ``what``, and below it what the summary holds fixed (scenario, N, load, laws).
 
     Lines are wrapped to the figure's width, so that a narrow figure does not
-    clip its title. With ``ax`` (the caller's axes) nothing is drawn: the
-    figure is the caller's.
+    clip its title. With the caller's Axes as ``ax`` (one or several, not a Figure) nothing is
+    drawn: the figure is the caller's.
     """
-    if ax is not None:
+    if _callers_axes(ax):
         return
     parts = []
     if "scenario" in summary:
@@ -185,7 +238,7 @@ def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, a
     if "replications" in summary:
         reps = summary["replications"].max()
         parts.append(f"{int(reps)} replication{'s' if reps != 1 else ''}")
-    width = max(40, int(fig.get_figwidth() * 12.5))  # characters of a medium font per line
+    width = max(40, int(fig.bbox.width / fig.dpi * 12.5))  # characters of a medium font per line
     lines = [*textwrap.wrap(what, width), *textwrap.wrap(", ".join(parts), width)]
     fig.suptitle("\n".join(lines), fontsize="medium")
 

@@ -8,21 +8,23 @@ draws the mean response (with its 95% interval) against the loss, one line per
 policy and one panel per failure setting, in the folder's style map.
 
 ``python -m analysis.faults DIR [--figure PNG]`` prints the table (Markdown)
-and writes the figure (default ``DIR/faults.png``).
+and writes the figure (default ``DIR/faults.png``); a folder whose scenario
+does not sweep ``network.loss`` is refused in one line (`analysis.command`).
 """
 
 from __future__ import annotations
 
-import argparse
 import math
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pandas as pd
 
+from emulator.errors import ScenarioError
 from emulator.measure.messages import KINDS
 
-from . import canvas
+from . import canvas, command
 from .cells import Cell
 from .style import style_of
 from .sweep import failure_label
@@ -31,6 +33,17 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 LOSS, FAILURES = "network.loss", "system.failures"
+LOST = [f"lost_per_job_{kind}" for kind in KINDS]
+NUMBERS = (LOSS, "mean_response", "p99_response", "messages_per_job", "lost_fraction", *LOST)
+"""The columns of summary.csv the table and figure read, besides ``policy``."""
+
+
+def _check(summary: pd.DataFrame) -> None:
+    """`ScenarioError` unless ``summary`` is of a run that sweeps the loss, with the columns read."""
+    if LOSS not in summary.columns:
+        raise ScenarioError(f"{LOSS}: expected a results folder whose scenario sweeps it "
+                            f"(as scenarios/faults.yaml does), got a summary without it")
+    command.expect_columns(summary, "the faults table", NUMBERS, text=("policy",))
 
 
 def _settings(summary: pd.DataFrame) -> pd.Series:
@@ -43,9 +56,16 @@ def _cell(row: pd.Series, metric: str) -> str:
 
 
 def degradation_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per (failure setting, policy, loss): response, messages sent and lost per job, jobs lost."""
+    """One row per (failure setting, policy, loss): response, messages sent and lost per job, jobs lost.
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If ``summary`` has no swept ``network.loss``, no rows, or lacks a column it reads.
+    """
+    _check(summary)
     frame = summary.assign(failures=_settings(summary))
-    lost = frame[[f"lost_per_job_{kind}" for kind in KINDS]].sum(axis=1)
+    lost = frame[LOST].sum(axis=1)
     rows = []
     for (setting, policy), group in frame.groupby(["failures", "policy"], sort=False):
         for index, row in group.sort_values(LOSS).iterrows():
@@ -71,7 +91,14 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 def plot_degradation(summary: pd.DataFrame) -> Figure:
-    """Mean response against the loss probability: one line per policy, one panel per failure setting."""
+    """Mean response against the loss probability: one line per policy, one panel per failure setting.
+
+    Raises
+    ------
+    emulator.ScenarioError
+        As `degradation_table`.
+    """
+    _check(summary)
     frame = summary.assign(failures=_settings(summary))
     settings = list(dict.fromkeys(frame["failures"]))
     policies = list(dict.fromkeys(frame["policy"]))
@@ -93,15 +120,16 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
     return fig
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m analysis.faults", description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="results folder of a faults run (summary.csv)")
-    parser.add_argument("--figure", type=Path, help="where to write the figure (default DIR/faults.png)")
-    args = parser.parse_args(argv)
-    summary = pd.read_csv(args.folder / "summary.csv")
-    print(markdown(degradation_table(summary)), end="")
-    canvas.save(plot_degradation(summary), args.figure or args.folder / "faults.png")
+def _write(summary: pd.DataFrame, figure: Path) -> str:
+    table = markdown(degradation_table(summary))
+    canvas.save(plot_degradation(summary), figure)
+    return table
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m analysis.faults DIR [--figure PNG]``: exit status 0, or 2 with one line on bad input."""
+    return command.main(argv, "faults", __doc__ or "", "faults.png", _write)
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())

@@ -52,7 +52,7 @@ def has_pools(results: Any) -> bool:
 
 
 @canvas.styled
-def plot_occupancy(results: Any, ax: Axes | None = None) -> Figure:
+def plot_occupancy(results: Any, ax: canvas.Target = None) -> Figure:
     """Queue-length tails: the fraction of servers (pools) with at least i jobs against i, log scale.
 
     One panel per sweep point (at most `PANELS_MAX`), one line per policy with
@@ -64,8 +64,10 @@ def plot_occupancy(results: Any, ax: Axes | None = None) -> Figure:
     ----------
     results : emulator.Results or path
         A run's results (``Results.occupancy``), or a results folder with ``occupancy.csv``.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only: a single sweep point).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only: a single sweep point); or into one Axes per
+        panel, or into an empty Figure or SubFigure (the whole figure): see
+        `analysis.canvas.figure`.
 
     Returns
     -------
@@ -118,7 +120,7 @@ def plot_occupancy(results: Any, ax: Axes | None = None) -> Figure:
 
 
 @canvas.styled
-def plot_halfin_whitt(results: Any, ax: Axes | None = None) -> Figure:
+def plot_halfin_whitt(results: Any, ax: canvas.Target = None) -> Figure:
     """Server pools' occupancies on the diffusion scale: √N (q_i − q_i^fluid) against i.
 
     One panel per sweep point, one line per policy with its 95% confidence
@@ -129,8 +131,10 @@ def plot_halfin_whitt(results: Any, ax: Axes | None = None) -> Figure:
     ----------
     results : emulator.Results or path
         A run's results on server pools with occupancies, or such a results folder.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only: a single sweep point).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only: a single sweep point); or into one Axes per
+        panel, or into an empty Figure or SubFigure (the whole figure): see
+        `analysis.canvas.figure`.
 
     Returns
     -------

@@ -349,6 +349,9 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
     summary = summary.reset_index(drop=True)
     summary["policy"] = summary["policy"].astype(str)
     metrics = list(metrics) if metrics else default_metrics(summary)
+    if not metrics:  # a table of policy names alone would pass for one
+        raise ScenarioError(f"summary.csv: expected a metric column to tabulate ({', '.join(FIFO_METRICS)}), got "
+                            f"none (name a column with --metric)")
     compare_to = getattr(scenario, "compare_to", None)
     if diff:
         paired = [f"{m}_diff" for m in metrics if f"{m}_diff" in summary.columns]

@@ -3,7 +3,8 @@
 Each figure has a public function that takes `emulator.Results` or a results
 folder's path and returns a matplotlib ``Figure`` without writing a file; a
 figure with one panel draws into a given ``ax`` instead, in the manner of
-seaborn's axes-level functions. ``Results.plot(name)`` (`draw`) and ``lbemu
+seaborn's axes-level functions, and any figure into one given Axes per panel or
+into an empty ``Figure`` or ``SubFigure`` (`analysis.canvas.figure`). ``Results.plot(name)`` (`draw`) and ``lbemu
 plot DIR`` (`plot_folder`) call the same functions, listed by name in `FIGURES`:
 
 `plot_response` (``response``)
@@ -349,7 +350,7 @@ def _columns(summary: pd.DataFrame, plan: Layout, panels: int) -> int:
     return min(3, panels)
 
 
-def _metric_figure(p: _Plot, plan: Layout, metric: str, what: str, name: str, ax: Axes | None) -> Figure:
+def _metric_figure(p: _Plot, plan: Layout, metric: str, what: str, name: str, ax: canvas.Target) -> Figure:
     summary = p.summary
     groups = panel_groups(summary, plan)
     fig, axes = canvas.figure(len(groups), _columns(summary, plan, len(groups)), ax=ax, name=name)
@@ -364,15 +365,17 @@ def _metric_figure(p: _Plot, plan: Layout, metric: str, what: str, name: str, ax
 
 
 @canvas.styled
-def plot_response(results: Any, ax: Axes | None = None) -> Figure:
+def plot_response(results: Any, ax: canvas.Target = None) -> Figure:
     """Mean response time against the swept variable, one line per policy.
 
     Parameters
     ----------
     results : emulator.Results or path
         A run's results, or a results folder.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only) instead of a new figure.
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only) instead of a new figure; or into one Axes per
+        panel, or into an empty Figure or SubFigure (the whole figure): see
+        `analysis.canvas.figure`.
 
     Returns
     -------
@@ -403,15 +406,16 @@ def plot_response(results: Any, ax: Axes | None = None) -> Figure:
 
 
 @canvas.styled
-def plot_messages(results: Any, ax: Axes | None = None) -> Figure:
+def plot_messages(results: Any, ax: canvas.Target = None) -> Figure:
     """Control messages per job against the swept variable, one line per policy.
 
     Parameters
     ----------
     results : emulator.Results or path
         A run's results, or a results folder.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only); or into one Axes per panel, or into an empty
+        Figure or SubFigure (the whole figure): see `analysis.canvas.figure`.
 
     Returns
     -------
@@ -422,15 +426,16 @@ def plot_messages(results: Any, ax: Axes | None = None) -> Figure:
 
 
 @canvas.styled
-def plot_blocking(results: Any, ax: Axes | None = None) -> Figure:
+def plot_blocking(results: Any, ax: canvas.Target = None) -> Figure:
     """The fraction of jobs blocked against the swept variable (servers or pools with a capacity).
 
     Parameters
     ----------
     results : emulator.Results or path
         A run's results, or a results folder.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only); or into one Axes per panel, or into an empty
+        Figure or SubFigure (the whole figure): see `analysis.canvas.figure`.
 
     Returns
     -------
@@ -449,15 +454,16 @@ def period_key(summary: pd.DataFrame) -> str | None:
 
 
 @canvas.styled
-def plot_messages_vs_period(results: Any, ax: Axes | None = None) -> Figure:
+def plot_messages_vs_period(results: Any, ax: canvas.Target = None) -> Figure:
     """Messages per job against the swept JBT-d period T, with the other swept keys as panels.
 
     Parameters
     ----------
     results : emulator.Results or path
         A run's results, or a results folder, with a swept ``policies.<i>.period``.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only); or into one Axes per panel, or into an empty
+        Figure or SubFigure (the whole figure): see `analysis.canvas.figure`.
 
     Returns
     -------
@@ -494,7 +500,7 @@ def _tradeoff_panels(p: _Plot) -> list[tuple[str, pd.DataFrame, Any]]:
 
 
 @canvas.styled
-def plot_tradeoff(results: Any, ax: Axes | None = None) -> Figure:
+def plot_tradeoff(results: Any, ax: canvas.Target = None) -> Figure:
     """Mean response time against control messages per job: what each policy pays for its delay.
 
     One marker per policy, in one panel per value of the swept variable when it
@@ -507,9 +513,10 @@ def plot_tradeoff(results: Any, ax: Axes | None = None) -> Figure:
     ----------
     results : emulator.Results or path
         A run's results, or a results folder.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only: a single sweep point, or
-        one panel with many).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only: a single sweep point, or one panel with
+        many); or into one Axes per panel, or into an empty Figure or SubFigure (the whole figure):
+        see `analysis.canvas.figure`.
 
     Returns
     -------
@@ -574,7 +581,7 @@ def message_kinds(summary: pd.DataFrame, nonzero: bool = True) -> list[str]:
 
 
 @canvas.styled
-def plot_messages_by_kind(results: Any, ax: Axes | None = None) -> Figure:
+def plot_messages_by_kind(results: Any, ax: canvas.Target = None) -> Figure:
     """Each policy's control messages per job split by kind, as shares of its bar, the total on top.
 
     Every bar has height 1 and is split into the kinds' fractions of its
@@ -587,8 +594,10 @@ def plot_messages_by_kind(results: Any, ax: Axes | None = None) -> Figure:
     ----------
     results : emulator.Results or path
         A run's results, or a results folder.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only: a single sweep point).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only: a single sweep point); or into one Axes per
+        panel, or into an empty Figure or SubFigure (the whole figure): see
+        `analysis.canvas.figure`.
 
     Returns
     -------
@@ -693,7 +702,7 @@ def available(results: Any) -> list[str]:
     return names
 
 
-def draw(results: Any, name: str, ax: Axes | None = None) -> Figure:
+def draw(results: Any, name: str, ax: canvas.Target = None) -> Figure:
     """The figure ``name`` of ``results`` as a matplotlib ``Figure``, without writing a file.
 
     ``Results.plot(name, ax)`` calls this.
@@ -703,8 +712,9 @@ def draw(results: Any, name: str, ax: Axes | None = None) -> Figure:
     results : emulator.Results or path
     name : str
         One of `available` for these results.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (one-panel figures only).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (one-panel figures only); or into one Axes per panel, or into an empty
+        Figure or SubFigure (the whole figure): see `analysis.canvas.figure`.
 
     Returns
     -------

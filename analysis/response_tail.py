@@ -20,14 +20,13 @@ from .style import style_of
 from .sweep import swept_keys
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
 MAX_PANELS = 9
 
 
 @canvas.styled
-def plot_response_tail(results: Any, ax: Axes | None = None) -> Figure:
+def plot_response_tail(results: Any, ax: canvas.Target = None) -> Figure:
     """The response-time tail P(response > t) per policy on a log scale, one panel per sweep point.
 
     Parameters
@@ -35,8 +34,10 @@ def plot_response_tail(results: Any, ax: Axes | None = None) -> Figure:
     results : emulator.Results or path
         A run's results (``Results.response_cdf``), or a results folder with
         ``response_cdf.csv``.
-    ax : matplotlib.axes.Axes, optional
-        Draw into these axes (a one-panel figure only: a single sweep point).
+    ax : Axes, sequence of Axes, or Figure, optional
+        Draw into these axes (a one-panel figure only: a single sweep point); or into one Axes per
+        panel, or into an empty Figure or SubFigure (the whole figure): see
+        `analysis.canvas.figure`.
 
     Returns
     -------

@@ -6,12 +6,17 @@ when its mean wait is at most 1.1 times JSQ's. `frontier` gives that table, with
 the cheapest such policy per point marked; `figure` draws the trade-off.
 
     python -m analysis.sparse_feedback results/sparse_feedback   # the table, and sparse_feedback.png
+
+A folder swept over other keys than N and load (a policy twice at one point),
+without a JSQ row at some point, or without a mean wait or messages per job
+for some policy, is refused in one line (`analysis.command`). With one
+replication there is no interval: the verdict then says so.
 """
 
 from __future__ import annotations
 
-import argparse
 import math
+from collections.abc import Sequence
 from pathlib import Path
 
 import matplotlib
@@ -20,9 +25,14 @@ import pandas as pd
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from emulator.errors import ScenarioError
+
+from . import command
 from .canvas import save
 from .style import PALETTE
 
+NUMBERS = ("servers", "load", "mean_wait", "mean_wait_ci95", "messages_per_job", "messages_per_job_ci95")
+"""The columns of summary.csv the comparison reads, besides ``policy`` and ``policy_name``."""
 WITHIN = 1.10
 """A policy is within 10% of JSQ when its mean wait is at most this times JSQ's."""
 
@@ -41,12 +51,18 @@ def frontier(summary: pd.DataFrame) -> pd.DataFrame:
     policy's upper end below 1.1 times JSQ's lower end, or its lower end above 1.1
     times JSQ's upper end). ``cheapest`` marks, per point, the fewest messages per
     job among the policies within.
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If a point has no JSQ row, a policy has no mean wait or messages per job
+        (NaN), or ``summary`` lacks a column it reads.
     """
+    command.expect_columns(summary, "the comparison with JSQ", NUMBERS, text=("policy", "policy_name"))
     rows = []
     for (servers, load), group in summary.groupby(["servers", "load"], sort=True):
+        _check_point(group, f"N={servers:g}, load={load:g}")
         jsq = group[group["policy_name"] == "jsq"]
-        if jsq.empty:
-            raise ValueError(f"no JSQ row at N={servers}, load={load}: the comparison needs it")
         base, base_ci = float(jsq["mean_wait"].iloc[0]), float(jsq["mean_wait_ci95"].iloc[0])
         for _, row in group.iterrows():
             wait, ci = float(row["mean_wait"]), float(row["mean_wait_ci95"])
@@ -70,6 +86,22 @@ def frontier(summary: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _check_point(group: pd.DataFrame, point: str) -> None:
+    """`ScenarioError` unless the rows of one (N, load) hold JSQ, each policy once, with a mean wait and messages."""
+    if not (group["policy_name"] == "jsq").any():
+        raise ScenarioError(f"policies: expected jsq among the policies at every (N, load), the comparison is "
+                            f"against it, got none at {point}")
+    counts = group["policy"].value_counts(sort=False)
+    if counts.max() > 1:  # another key swept besides N and load: the points would mix
+        raise ScenarioError(f"summary.csv: expected one row per policy at each (N, load), a sweep over N and load "
+                            f"only, got {counts.max()} for {counts.idxmax()} at {point}")
+    for column in ("mean_wait", "messages_per_job"):
+        blank = group[group[column].isna()]
+        if not blank.empty:
+            raise ScenarioError(f"summary.csv: expected a number in '{column}' for every policy, got none "
+                                f"for {blank['policy'].iloc[0]} at {point}")
+
+
 def _number(value: float, ci: float) -> str:
     if ci > 0 and math.isfinite(ci):
         places = max(0, 1 - math.floor(math.log10(ci)))
@@ -83,7 +115,9 @@ def markdown(table: pd.DataFrame) -> str:
              "|---|---|---|---|---|---|---|"]
     for (servers, load), group in table.groupby(["servers", "load"], sort=True):
         for _, row in group.sort_values("messages_per_job").iterrows():
-            verdict = ("yes" if row["within"] else "no") + ("" if row["clear"] else " (CIs overlap 1.1)")
+            # One replication has no interval (NaN): nothing to overlap, only no way to tell.
+            unclear = " (CIs overlap 1.1)" if math.isfinite(row["mean_wait_ci95"]) else " (no CI: one replication)"
+            verdict = ("yes" if row["within"] else "no") + ("" if row["clear"] else unclear)
             policy = f"**{row['policy']}**" if row["cheapest"] else row["policy"]
             lines.append(f"| {servers} | {load:g} | {policy} | "
                          f"{_number(row['messages_per_job'], row['messages_per_job_ci95'])} | "
@@ -125,15 +159,15 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
     return save(fig, path)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("folder", type=Path, help="a results folder of scenarios/sparse_feedback.yaml")
-    parser.add_argument("--figure", type=Path, help="where the figure goes (default: FOLDER/sparse_feedback.png)")
-    args = parser.parse_args(argv)
-    table = frontier(pd.read_csv(args.folder / "summary.csv"))
-    print(markdown(table))
-    print(f"wrote {figure(table, args.figure or args.folder / 'sparse_feedback.png')}")
-    return 0
+def _write(summary: pd.DataFrame, path: Path) -> str:
+    table = frontier(summary)
+    figure(table, path)
+    return markdown(table)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m analysis.sparse_feedback DIR [--figure PNG]``: exit status 0, or 2 with one line on bad input."""
+    return command.main(argv, "sparse_feedback", __doc__ or "", "sparse_feedback.png", _write)
 
 
 if __name__ == "__main__":

@@ -172,8 +172,10 @@ class Results:
             ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``
             (`analysis.plots.available` lists them; `analysis.plots.figure_function`
             gives the function behind each).
-        ax : matplotlib.axes.Axes, optional
-            Draw into these axes instead of a new figure (one-panel figures only).
+        ax : Axes, sequence of Axes, or Figure, optional
+            Draw into these axes instead of a new figure (one-panel figures only); or into one Axes
+            per panel, or into an empty Figure or SubFigure (the whole figure): see
+            `analysis.canvas.figure`.
 
         Returns
         -------
@@ -182,8 +184,9 @@ class Results:
         Raises
         ------
         emulator.ScenarioError
-            If these results have no figure of that name, or ``ax`` is given for
-            a figure with several panels.
+            If these results have no figure of that name, or ``ax`` is not somewhere
+            this figure can be drawn (a number of Axes other than its panels, a Figure
+            that holds axes already, anything else than Axes or a Figure).
         """
         from analysis.plots import draw
 
