@@ -159,6 +159,14 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "sqd_memory_d3_m4": {"policy": "sqd_memory", "d": 3, "m": 4, "dispatchers": 3},
     "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # rng.choice; memory up to N - d
     "sqd_memory_m0": {"policy": "sqd_memory", "d": 2, "m": 0},
+    # m > d: with latency a job's replies come in after other jobs' have grown the memory it read,
+    # and its decision replaces the memory with fewer ids. Up to m = N - d, several dispatchers.
+    "sqd_memory_d1_m4_n6": {"policy": "sqd_memory", "d": 1, "m": 4, "servers": 6, "load": 0.5},
+    "sqd_memory_d1_m5_n6_d2": {"policy": "sqd_memory", "d": 1, "m": 5, "servers": 6, "load": 0.5,
+                               "dispatchers": 2},
+    "sqd_memory_d2_m17_d3": {"policy": "sqd_memory", "d": 2, "m": 17, "dispatchers": 3},
+    "sqd_memory_d2_m18_d4": {"policy": "sqd_memory", "d": 2, "m": 18, "dispatchers": 4, "load": 0.7},
+    "sqd_memory_d1_m19": {"policy": "sqd_memory", "d": 1, "m": 19, "load": 0.95},
     "jsq_push_capacity_d3": {"policy": "jsq_push", "capacity": 2, "dispatchers": 3},
     # An index per dispatcher: every server queried by each of 3; 5 dispatchers on pools; one query per
     # job by 5 dispatchers near saturation, so servers outgrow the estimates and the indexes add levels.

@@ -97,6 +97,18 @@ def test_every_equivalence_case_is_identical() -> None:
             raise AssertionError(f"{key}: {exc}") from None
 
 
+MEMORY_WITH_LATENCY = [key for key, kw in CASES.items() if kw["policy"] == "sqd_memory" and kw["latency"]
+                       and kw.get("m", 1) > kw.get("d", 2)]
+
+
+@pytest.mark.parametrize("key", MEMORY_WITH_LATENCY)
+def test_sqd_memory_with_latency_replaces_its_memory_as_simpy_does(key: str) -> None:
+    """SQ(d) with memory, m > d (up to N - d), with latency: a job's replies come in after other jobs' replies
+    have filled the memory it read, and its decision leaves fewer ids, not those plus stale ones."""
+    assert len(MEMORY_WITH_LATENCY) >= 10
+    same_row({**CASES[key], "jobs": 300})
+
+
 POLICIES = st.sampled_from([
     {"policy": "random"}, {"policy": "round_robin"}, {"policy": "jsq"},
     {"policy": "sqd", "d": 2}, {"policy": "sqd", "d": 3}, {"policy": "sqd", "d": 2, "replace": True},
