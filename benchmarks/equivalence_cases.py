@@ -153,6 +153,9 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_sparse_async": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5},
     "jsq_sparse_async_d3": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.2, "dispatchers": 3},
     "jsq_sparse_never": {"policy": "jsq_sparse", "period": 1e12, "dispatchers": 2},  # round robin
+    "jsq_sparse_inf": {"policy": "jsq_sparse", "period": float("inf"), "dispatchers": 3},  # no update at all
+    "jsq_sparse_inf_slotted": {"policy": "jsq_sparse", "period": float("inf"), "time": "slotted"},
+    "jsq_sparse_async_rare": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 5e-324},  # gaps of inf
     "jsq_sparse_fast": {"policy": "jsq_sparse", "period": 0.05},
     "lsq_all": {"policy": "lsq", "d": 20},  # d = N: no draw
     "lsq_d8": {"policy": "lsq", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice

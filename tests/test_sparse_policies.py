@@ -59,10 +59,12 @@ def test_jsq_push_sends_one_update_per_change_to_each_dispatcher() -> None:
     assert not same_responses(row, run("jsq", 4, dispatchers=3, latency=EXP))
 
 
-@pytest.mark.parametrize("options", [{}, {"dispatchers": 3}, {"dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2]}])
-def test_jsq_sparse_without_updates_is_round_robin(options: dict[str, Any]) -> None:
+@pytest.mark.parametrize("period", [1e12, float("inf")])  # no update in the run, and none at all
+@pytest.mark.parametrize("options", [{}, {"dispatchers": 3}, {"dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2]},
+                                     {"dispatchers": 2, "latency": EXP}, {"time": "slotted"}])
+def test_jsq_sparse_without_updates_is_round_robin(options: dict[str, Any], period: float) -> None:
     for seed in (1, 2):
-        sparse_row = run("jsq_sparse", seed, period=1e12, **options)
+        sparse_row = run("jsq_sparse", seed, period=period, **options)
         assert same_responses(sparse_row, run("round_robin", seed, **options))
         assert sparse_row["messages_per_job"] == 0
 
