@@ -1,8 +1,8 @@
 """The compiled engine gives the SimPy engine's rows, seed for seed, wherever it claims to.
 
 Every column of ``runs.csv`` but ``wall_seconds`` and ``engine`` must be equal
-(floats compared by repr): the equivalence harness's zero-latency cases, a
-hypothesis-drawn family of small scenarios, traces. And the engine choice:
+(floats compared by repr): the equivalence harness's cases, a hypothesis-drawn
+family of small scenarios (with and without latency), traces. And the engine choice:
 ``auto``/``compiled`` fall back to SimPy for what the compiled engine does not
 reproduce exactly, and ``runs.csv`` says which engine ran.
 """
@@ -132,6 +132,11 @@ ARRIVALS = st.sampled_from([
 ])
 
 
+# Latency makes every message an event and lets replies overtake later jobs' decisions (SQ(d) with memory).
+LATENCIES = st.sampled_from([None, None, {"kind": "exponential", "mean": 0.2}, {"kind": "exponential", "mean": 2.0},
+                             {"kind": "deterministic", "mean": 0.1}])
+
+
 SPEED_LAWS = st.sampled_from([
     {"kind": "exponential", "mean": 1.0}, {"kind": "erlang", "k": 2, "mean": 2.0}, {"kind": "lognormal", "scv": 0.5},
 ])
@@ -157,7 +162,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "jobs": draw(st.integers(100, 1500)), "warmup_jobs": draw(st.integers(0, 300)),
         "seed": draw(st.integers(0, 2**31)), "service": draw(SERVICE), "arrivals": draw(ARRIVALS),
         "discipline": draw(st.sampled_from(["fifo", "fifo", "pool"])),
-        "occupancy": draw(st.booleans()),
+        "occupancy": draw(st.booleans()), "latency": draw(LATENCIES),
     }
     if options["load"] >= 1:
         options["allow_unstable"] = True
