@@ -225,6 +225,9 @@ def refused(policy: dict[str, Any], servers: int = 10) -> str:
     ({"name": "jsq_sparse", "rate": 1}, "policies.0.rate: expected no rate with feedback: synchronous"),
     ({"name": "jsq_sparse", "feedback": "sometimes"}, "policies.0.feedback: expected"),
     ({"name": "jsq_sparse", "period": 1e-6}, "policies.0.period: expected at most 1,000 update messages"),
+    ({"name": "jsq_sparse", "period": float("nan")}, "policies.0.period: expected a number > 0.0, got nan"),
+    ({"name": "jsq_sparse", "feedback": "asynchronous", "rate": float("inf")},
+     "policies.0.rate: expected at most 1,000 update messages"),
 ])
 def test_bad_parameters_are_refused_in_one_line(policy: dict[str, Any], start: str) -> None:
     assert refused(policy).startswith(start)
