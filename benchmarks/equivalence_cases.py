@@ -153,12 +153,23 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_sparse_async": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5},
     "jsq_sparse_async_d3": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.2, "dispatchers": 3},
     "jsq_sparse_never": {"policy": "jsq_sparse", "period": 1e12, "dispatchers": 2},  # round robin
+    "jsq_sparse_inf": {"policy": "jsq_sparse", "period": float("inf"), "dispatchers": 3},  # no update at all
+    "jsq_sparse_inf_slotted": {"policy": "jsq_sparse", "period": float("inf"), "time": "slotted"},
+    "jsq_sparse_async_rare": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 5e-324},  # gaps of inf
     "jsq_sparse_fast": {"policy": "jsq_sparse", "period": 0.05},
     "lsq_all": {"policy": "lsq", "d": 20},  # d = N: no draw
     "lsq_d8": {"policy": "lsq", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
     "sqd_memory_d3_m4": {"policy": "sqd_memory", "d": 3, "m": 4, "dispatchers": 3},
     "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # rng.choice; memory up to N - d
     "sqd_memory_m0": {"policy": "sqd_memory", "d": 2, "m": 0},
+    # m > d: with latency a job's replies come in after other jobs' have grown the memory it read,
+    # and its decision replaces the memory with fewer ids. Up to m = N - d, several dispatchers.
+    "sqd_memory_d1_m4_n6": {"policy": "sqd_memory", "d": 1, "m": 4, "servers": 6, "load": 0.5},
+    "sqd_memory_d1_m5_n6_d2": {"policy": "sqd_memory", "d": 1, "m": 5, "servers": 6, "load": 0.5,
+                               "dispatchers": 2},
+    "sqd_memory_d2_m17_d3": {"policy": "sqd_memory", "d": 2, "m": 17, "dispatchers": 3},
+    "sqd_memory_d2_m18_d4": {"policy": "sqd_memory", "d": 2, "m": 18, "dispatchers": 4, "load": 0.7},
+    "sqd_memory_d1_m19": {"policy": "sqd_memory", "d": 1, "m": 19, "load": 0.95},
     "jsq_push_capacity_d3": {"policy": "jsq_push", "capacity": 2, "dispatchers": 3},
     # An index per dispatcher: every server queried by each of 3; 5 dispatchers on pools; one query per
     # job by 5 dispatchers near saturation, so servers outgrow the estimates and the indexes add levels.

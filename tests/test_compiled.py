@@ -1,8 +1,8 @@
 """The compiled engine gives the SimPy engine's rows, seed for seed, wherever it claims to.
 
 Every column of ``runs.csv`` but ``wall_seconds`` and ``engine`` must be equal
-(floats compared by repr): the equivalence harness's zero-latency cases, a
-hypothesis-drawn family of small scenarios, traces. And the engine choice:
+(floats compared by repr): the equivalence harness's cases, a hypothesis-drawn
+family of small scenarios (with and without latency), traces. And the engine choice:
 ``auto``/``compiled`` fall back to SimPy for what the compiled engine does not
 reproduce exactly, and ``runs.csv`` says which engine ran.
 """
@@ -97,6 +97,18 @@ def test_every_equivalence_case_is_identical() -> None:
             raise AssertionError(f"{key}: {exc}") from None
 
 
+MEMORY_WITH_LATENCY = [key for key, kw in CASES.items() if kw["policy"] == "sqd_memory" and kw["latency"]
+                       and kw.get("m", 1) > kw.get("d", 2)]
+
+
+@pytest.mark.parametrize("key", MEMORY_WITH_LATENCY)
+def test_sqd_memory_with_latency_replaces_its_memory_as_simpy_does(key: str) -> None:
+    """SQ(d) with memory, m > d (up to N - d), with latency: a job's replies come in after other jobs' replies
+    have filled the memory it read, and its decision leaves fewer ids, not those plus stale ones."""
+    assert len(MEMORY_WITH_LATENCY) >= 10
+    same_row({**CASES[key], "jobs": 300})
+
+
 POLICIES = st.sampled_from([
     {"policy": "random"}, {"policy": "round_robin"}, {"policy": "jsq"},
     {"policy": "sqd", "d": 2}, {"policy": "sqd", "d": 3}, {"policy": "sqd", "d": 2, "replace": True},
@@ -118,6 +130,11 @@ ARRIVALS = st.sampled_from([
     "poisson", "deterministic", {"kind": "mmpp2", "burstiness": 3.0, "switch_rate": 0.5},
     {"kind": "batch_poisson", "mean_batch": 3.0},
 ])
+
+
+# Latency makes every message an event and lets replies overtake later jobs' decisions (SQ(d) with memory).
+LATENCIES = st.sampled_from([None, None, {"kind": "exponential", "mean": 0.2}, {"kind": "exponential", "mean": 2.0},
+                             {"kind": "deterministic", "mean": 0.1}])
 
 
 SPEED_LAWS = st.sampled_from([
@@ -145,7 +162,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         "jobs": draw(st.integers(100, 1500)), "warmup_jobs": draw(st.integers(0, 300)),
         "seed": draw(st.integers(0, 2**31)), "service": draw(SERVICE), "arrivals": draw(ARRIVALS),
         "discipline": draw(st.sampled_from(["fifo", "fifo", "pool"])),
-        "occupancy": draw(st.booleans()),
+        "occupancy": draw(st.booleans()), "latency": draw(LATENCIES),
     }
     if options["load"] >= 1:
         options["allow_unstable"] = True

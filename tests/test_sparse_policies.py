@@ -59,10 +59,12 @@ def test_jsq_push_sends_one_update_per_change_to_each_dispatcher() -> None:
     assert not same_responses(row, run("jsq", 4, dispatchers=3, latency=EXP))
 
 
-@pytest.mark.parametrize("options", [{}, {"dispatchers": 3}, {"dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2]}])
-def test_jsq_sparse_without_updates_is_round_robin(options: dict[str, Any]) -> None:
+@pytest.mark.parametrize("period", [1e12, float("inf")])  # no update in the run, and none at all
+@pytest.mark.parametrize("options", [{}, {"dispatchers": 3}, {"dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2]},
+                                     {"dispatchers": 2, "latency": EXP}, {"time": "slotted"}])
+def test_jsq_sparse_without_updates_is_round_robin(options: dict[str, Any], period: float) -> None:
     for seed in (1, 2):
-        sparse_row = run("jsq_sparse", seed, period=1e12, **options)
+        sparse_row = run("jsq_sparse", seed, period=period, **options)
         assert same_responses(sparse_row, run("round_robin", seed, **options))
         assert sparse_row["messages_per_job"] == 0
 
@@ -223,6 +225,9 @@ def refused(policy: dict[str, Any], servers: int = 10) -> str:
     ({"name": "jsq_sparse", "rate": 1}, "policies.0.rate: expected no rate with feedback: synchronous"),
     ({"name": "jsq_sparse", "feedback": "sometimes"}, "policies.0.feedback: expected"),
     ({"name": "jsq_sparse", "period": 1e-6}, "policies.0.period: expected at most 1,000 update messages"),
+    ({"name": "jsq_sparse", "period": float("nan")}, "policies.0.period: expected a number > 0.0, got nan"),
+    ({"name": "jsq_sparse", "feedback": "asynchronous", "rate": float("inf")},
+     "policies.0.rate: expected at most 1,000 update messages"),
 ])
 def test_bad_parameters_are_refused_in_one_line(policy: dict[str, Any], start: str) -> None:
     assert refused(policy).startswith(start)

@@ -26,7 +26,7 @@ class JSQSparseConfig(PolicyConfig):
         "synchronous", description="'synchronous': every server reports every period; 'asynchronous': each "
                                    "server reports at exponential intervals of the given rate")
     period: float | None = Field(None, gt=0, description="synchronous feedback: time between updates "
-                                                         "(default 1)")
+                                                         "(default 1; .inf: none, round robin)")
     rate: float | None = Field(None, gt=0, description="asynchronous feedback: updates per server per unit "
                                                        "time (required)")
 
@@ -86,9 +86,10 @@ class JSQSparsePolicy(Policy):
     each server do so at the events of its own Poisson process of ``rate``
     (simulated as their superposition: events at rate N x rate, each from a
     uniformly drawn server). A report that arrives after a newer one from the
-    same server is ignored. With faults (docs/faults.md) a lost update never
-    arrives: the bound stays the old length plus the jobs sent since. A down
-    server skips its updates; its next one after recovery tells its length.
+    same server is ignored; ``period: .inf`` sends none (round robin). With
+    faults (docs/faults.md) a lost update never arrives: the bound stays the
+    old length plus the jobs sent since. A down server skips its updates; its
+    next one after recovery tells its length.
 
     Messages: N D / period (synchronous) or N D rate (asynchronous) ``update``
     messages per unit time, so per job that over the arrival rate; no queries.
@@ -139,7 +140,9 @@ class JSQSparsePolicy(Policy):
             dispatcher.state = _Bounds(n, dispatcher.id * n // len(dispatchers))
         self.stamp = [0] * n
         if config.feedback == "synchronous":
-            model.env.process(self._synchronous(1.0 / config.per_server()))
+            assert config.period is not None  # `_one_clock` set it
+            # The period itself: 1 / per_server() is 1 / 0 for period .inf (no update ever).
+            model.env.process(self._synchronous(config.period))
         else:
             model.env.process(self._asynchronous(n * config.per_server()))
 

@@ -356,7 +356,8 @@ def check_slotted(scenario: Scenario) -> None:
                                     f"{speed:g} / {service.mean:g} = {mu:.4g}")
     for i, entry in enumerate(scenario.policies):
         period = getattr(entry, "period", None)
-        if isinstance(period, (int, float)) and period != round(period):
+        # An infinite period (no update ever) is whole too; round() cannot take it.
+        if isinstance(period, (int, float)) and math.isfinite(period) and period != round(period):
             raise ScenarioError(f"policies.{i}.period: expected a whole number of slots in slotted time, "
                                 f"got {period:g}")
 

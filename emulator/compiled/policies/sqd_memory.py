@@ -89,13 +89,17 @@ def _decide(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, picked:
     if m > 0:
         values[chosen] += 1  # the job just sent
         # The m least loaded, by a stable selection: ties in candidate order (drawn first).
-        for slot in range(min(m, k)):
+        kept = min(m, k)
+        for slot in range(kept):
             best = -1
             for i in range(k):
                 if picked[i] >= 0 and (best < 0 or values[i] < values[best]):
                     best = i
             memory[slot] = picked[best]
             picked[best] = -1
+        # The memory is replaced, not overwritten: with latency it may have grown since this job read it
+        # (other replies came in between), and ids left after the new ones would be remembered too.
+        memory[kept:m] = -1
     return server
 
 
