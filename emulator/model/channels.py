@@ -11,7 +11,10 @@ without code of its own. With ``network.loss`` p, each control message is lost
 with probability p: the n-th message sent draws the n-th uniform of the ``loss``
 stream, whatever its kind, so policies sent the same messages lose the same
 ones. A message whose receiver is a down server is lost as well (checked when it
-arrives). A lost message is counted as sent and as lost, and is never delivered.
+arrives), replies to a server's own queries included (`ask`'s ``asker``), and a
+server that is down when its round trip ends decides and sends nothing. A lost
+message is counted as sent and as lost, in the window it was sent in, and is
+never delivered.
 `send` takes the receiver as the first argument after the handler: that is how
 it knows where a message goes. Job transfers are never lost.
 """
