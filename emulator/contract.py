@@ -338,17 +338,19 @@ def check_little_exact(trace: Any, where: str = "") -> None:
     """Time-average jobs at servers x span = the sum of each job's time at a server inside the window.
 
     This is Little's law as a sample-path identity: no tolerance beyond float rounding.
+    With ``on_down: lose`` a job lost at a down server leaves it when it is lost, and
+    one lost on arrival (it has no ``at_server``) was never at it.
     """
     metrics = trace.metrics
     warmup = trace.model.recorder.warmup
     t0 = trace.job(warmup).arrival
     t1 = t0 + metrics["sim_time"]
-    done = trace.completion()
+    done = trace.completion() | {job.id: now for now, job in trace.lost}
     now = trace.model.env.now
     accepted = {job_id for _, _, job_id in trace.accepted}
     area = 0.0
     for job in trace.jobs:
-        if job.blocked or job.id not in accepted:
+        if job.blocked or job.id not in accepted or not hasattr(job, "at_server"):
             continue
         start, end = job.at_server, done.get(job.id, now)
         area += max(0.0, min(end, t1) - max(start, t0))

@@ -137,7 +137,7 @@ def test_a_query_whose_reply_is_lost_decides_at_the_timeout_on_the_replies_it_ha
     env.run()
     assert decided == [(2.5, [11, NO_REPLY, NO_REPLY])]
     assert channel.counts[Kind.QUERY] == 3 and channel.counts[Kind.REPLY] == 2
-    assert channel.lost[Kind.QUERY] == 1 and channel.lost[Kind.REPLY] == 1
+    assert channel.recorder.lost[Kind.QUERY] == 1 and channel.recorder.lost[Kind.REPLY] == 1
 
 
 def test_all_replies_in_decides_at_once() -> None:

@@ -117,11 +117,11 @@ class QuantileSketch:
 class Recorder:
     """Counters, running sums and time-weighted areas of one replication.
 
-    The channel adds to ``counts`` (control messages sent, by kind), ``lost``
-    (those lost, by kind) and ``transfers``; the servers call `enter`, `leave`,
-    `block` and `lose`; the arrival source calls
-    `edge` and `exhausted`. ``done`` fires when every measured job has left (or was blocked)
-    and the window is closed.
+    The channel adds to ``counts`` (control messages sent, by kind) and
+    ``transfers``, and reports each lost message (`lose_message`); the servers
+    call `enter`, `leave`, `block` and `lose`; the arrival source calls `edge`
+    and `exhausted`. ``done`` fires when every measured job has left (or was
+    blocked) and the window is closed.
     """
 
     def __init__(self, env: simpy.Environment, servers: int, warmup: int, jobs: int) -> None:
@@ -207,6 +207,22 @@ class Recorder:
             self.finished += 1
             if self.finished == self.jobs:
                 self._check_done()
+
+    # -- called by the channel -------------------------------------------------------
+    def lose_message(self, kind: int, phase: int) -> None:
+        """A control message of ``kind`` is lost now; ``phase`` was ``len(window)`` when it was sent.
+
+        The window counts the messages sent in it, and delivered = sent - lost over
+        those same messages (docs/results.md). A message lost at a down server is lost
+        when it arrives, possibly after an edge that its sending preceded: it is then
+        added to the lost counts of the snapshots taken since, as if it had been lost
+        when it was sent. So a message sent before the window opened is never lost
+        inside it, and one sent inside it is lost inside it even after it closed.
+        """
+        self.lost[kind] += 1
+        offset = len(self.counts)
+        for _, _, snapshot in self.window[phase:]:
+            snapshot[offset + kind] += 1
 
     def _check_done(self) -> None:
         if self.finished == self.jobs and len(self.window) == 2 and not self.done.triggered:

@@ -11,7 +11,10 @@ without code of its own. With ``network.loss`` p, each control message is lost
 with probability p: the n-th message sent draws the n-th uniform of the ``loss``
 stream, whatever its kind, so policies sent the same messages lose the same
 ones. A message whose receiver is a down server is lost as well (checked when it
-arrives). A lost message is counted as sent and as lost, and is never delivered.
+arrives), replies to a server's own queries included (`ask`'s ``asker``), and a
+server that is down when its round trip ends decides and sends nothing. A lost
+message is counted as sent and as lost, in the window it was sent in, and is
+never delivered.
 `send` takes the receiver as the first argument after the handler: that is how
 it knows where a message goes. Job transfers are never lost.
 """
@@ -41,7 +44,7 @@ class Channel:
     ----------
     env : simpy.Environment
     recorder : Recorder
-        Holds the counters (``counts`` and ``lost`` by kind, ``transfers``).
+        Holds the counters (``counts`` and ``lost`` by kind, ``transfers``); told of each loss.
     latency : iterator of float or None
         Per-message latencies; None means messages arrive at once.
     loss : float
@@ -60,7 +63,6 @@ class Channel:
         self.env = env
         self.recorder = recorder
         self.counts = recorder.counts
-        self.lost = recorder.lost
         self.latency = latency
         self.loss = loss
         self.draws = draws
@@ -86,16 +88,18 @@ class Channel:
 
     def _post(self, kind: Kind, receiver: Any, deliver: Callable[..., Any], args: tuple[Any, ...]) -> None:
         """Send with faults: lost in the network, or at a receiver that is down when it arrives."""
+        recorder = self.recorder
         self.counts[kind] += 1
+        phase = len(recorder.window)  # a loss counts in the window the message was sent in
         if self.loss > 0 and self.draws() < self.loss:  # type: ignore[misc]
-            self.lost[kind] += 1
+            recorder.lose_message(kind, phase)
             return
 
         def arrive(*args: Any) -> None:
             if getattr(receiver, "up", True):
                 deliver(*args)
             else:
-                self.lost[kind] += 1
+                recorder.lose_message(kind, phase)
 
         if self.latency is None:
             arrive(*args)
@@ -130,7 +134,7 @@ class Channel:
             self._later(server.accept_all, (jobs,))
 
     def ask(self, targets: Sequence[T], answer: Callable[[T], int],
-            then: Callable[[list[int]], None]) -> None:
+            then: Callable[[list[int]], None], asker: Any = None) -> None:
         """Query every target and call ``then(answers)`` once all replies are in.
 
         One ``query`` and one ``reply`` per target. Each target answers when the
@@ -138,7 +142,11 @@ class Channel:
         come back in the order of ``targets``. With faults, ``then`` runs once
         all replies are in or ``timeout`` after the queries went out, whichever
         comes first; a reply that has not come by then reads `NO_REPLY`, and a
-        later one is ignored.
+        later one is ignored. ``asker``: the server that asks, if a server does
+        (None for a dispatcher). A down server sends nothing and receives
+        nothing (docs/faults.md): replies that reach it while it is down are
+        lost there, and if it is down when it would decide, ``then`` does not
+        run (what it would send is not sent; its recovery runs its hooks anew).
         """
         n = len(targets)
         if self.instant:
@@ -146,7 +154,7 @@ class Channel:
             then(list(map(answer, targets)))
             return
         if self.faulty:
-            self._ask_faulty(targets, answer, then)
+            self._ask_faulty(targets, answer, then, asker)
             return
         replies: list[int] = [0] * n
         missing = [n]
@@ -164,14 +172,15 @@ class Channel:
             self.send(QUERY, on_query, i, target)
 
     def _ask_faulty(self, targets: Sequence[T], answer: Callable[[T], int],
-                    then: Callable[[list[int]], None]) -> None:
+                    then: Callable[[list[int]], None], asker: Any) -> None:
         replies = [NO_REPLY] * len(targets)
         missing = [len(targets)]  # replies still to come; -1 once decided
 
         def decide(_event: Any = None) -> None:
             if missing[0] >= 0:
                 missing[0] = -1
-                then(replies)
+                if getattr(asker, "up", True):  # a down server decides, and so sends, nothing
+                    then(replies)
 
         def on_reply(i: int, value: int) -> None:
             if missing[0] > 0:
@@ -181,7 +190,7 @@ class Channel:
                     decide()
 
         def on_query(i: int, target: T) -> None:
-            self._post(REPLY, None, on_reply, (i, answer(target)))
+            self._post(REPLY, asker, on_reply, (i, answer(target)))
 
         for i, target in enumerate(targets):
             self._post(QUERY, target, on_query, (i, target))

@@ -93,14 +93,14 @@ class Trace:
         channel = model.channel
         ask = channel.ask
 
-        def traced_ask(targets: Any, answer: Any, then: Any) -> None:
+        def traced_ask(targets: Any, answer: Any, then: Any, asker: Any = None) -> None:
             ids = [getattr(target, "id", -1) for target in targets]
 
             def record(replies: list[int]) -> None:
                 self.asks.append((env.now, ids, list(replies)))
                 then(replies)
 
-            ask(targets, answer, record)
+            ask(targets, answer, record, asker)
 
         channel.ask = traced_ask  # type: ignore[method-assign]
 

@@ -99,7 +99,7 @@ class JIQPolicy(ListPolicy):
         uniforms = self.uniforms
         sampled = [dispatchers[i] for i in uniforms.sample(len(dispatchers), self.d)]
         channel.ask(sampled, _iqueue_length, lambda lengths: channel.send(
-            IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id))
+            IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id), asker=server)
 
     # -- dispatcher side -------------------------------------------------------------
     def _token(self, dispatcher: DispatcherView, sid: int) -> None:

@@ -18,7 +18,7 @@ from ..errors import ScenarioError
 from ..policies import REGISTRY
 from ..workload.arrivals import gaps, read_trace
 from ..workload.slots import DENOMINATOR, ROWS
-from .schema import LawConfig, ResolvedPolicy, SystemConfig
+from .schema import FailuresConfig, LawConfig, ResolvedPolicy, SystemConfig
 
 if TYPE_CHECKING:
     from .schema import ScenarioSchema as Scenario
@@ -50,6 +50,10 @@ length (sim_time 0, and no time averages), and a short one measures pull message
 slot's arrivals, 1 / (window slots) of its jobs."""
 MAX_POISSON_MEAN = 1e18
 """Mean of a Poisson count per slot (a capacity), at most: numpy refuses means above about 9.2e18."""
+FAILURE_EVENTS_PER_JOB = 1000
+"""Failures and recoveries per arriving job, at most: 2N per up/down cycle of the N servers, each a SimPy event."""
+FAILURE_DRAWS = "periods drawn in a run (N x run length / (up.mean + down.mean))"
+"""What counts the draws of a failure law, in the refusals of its shape."""
 DEFAULT_SWITCH_RATE = inspect.signature(gaps).parameters["switch_rate"].default
 
 
@@ -85,8 +89,10 @@ def check_size(scenario: Scenario) -> None:
                             f"more, got {arrivals.mean_batch or 2.0:g}")
 
 
-def _check_rare_phase(key: str, law: object, jobs: int) -> None:
+def _check_rare_phase(key: str, law: object, jobs: int, draws: str = "run.jobs") -> None:
     """A hyperexponential law's rare phase must show up about `RARE_JOBS` times in ``jobs`` draws.
+
+    ``draws`` names what counts the draws in the error message.
 
     The balanced-means fit takes its long phase with probability
     p = (1 - sqrt((c2 - 1) / (c2 + 1))) / 2, about 1 / (2 c2): with fewer than a
@@ -102,12 +108,12 @@ def _check_rare_phase(key: str, law: object, jobs: int) -> None:
         q = (1.0 - 2.0 * p) ** 2  # solve (c2 - 1) / (c2 + 1) = (1 - 2p)^2
         largest = (1.0 + q) / (1.0 - q)
     if law.scv > largest:
-        raise ScenarioError(f"{key}.scv: expected at most {largest:.4g} with run.jobs={jobs} (the rare phase, "
+        raise ScenarioError(f"{key}.scv: expected at most {largest:.4g} with {draws}={jobs} (the rare phase, "
                             f"probability about 1/(2 scv), must occur about {RARE_JOBS} times in a run), "
                             f"got {law.scv:g}")
 
 
-def _check_heavy_half(key: str, law: object, jobs: int) -> None:
+def _check_heavy_half(key: str, law: object, jobs: int, draws: str = "run.jobs") -> None:
     """Half of a lognormal law's mean comes from draws rare enough that a run must see about `RARE_JOBS`.
 
     With X = exp(mu + sigma Z), E[X; X > exp(mu + sigma^2)] = E[X] / 2, and a draw
@@ -115,7 +121,8 @@ def _check_heavy_half(key: str, law: object, jobs: int) -> None:
     lognormal counterpart of the hyperexponential's rare phase (which also carries
     half the mean). With fewer such draws the sample mean, and so every delay,
     falls far short of the law's (scv 1e6 and 2,000 jobs: a mean of 0.4 for 1).
-    An scv up to 1 is always accepted, as the hyperexponential's is.
+    An scv up to 1 is always accepted, as the hyperexponential's is. ``draws``
+    names what counts the draws in the error message.
     """
     from scipy.stats import norm
 
@@ -124,7 +131,7 @@ def _check_heavy_half(key: str, law: object, jobs: int) -> None:
     p = RARE_JOBS / jobs
     largest = max(1.0, math.expm1(float(norm.isf(p)) ** 2)) if p < 0.5 else 1.0
     if law.scv > largest:
-        raise ScenarioError(f"{key}.scv: expected at most {largest:.4g} with run.jobs={jobs} (the draws that carry "
+        raise ScenarioError(f"{key}.scv: expected at most {largest:.4g} with {draws}={jobs} (the draws that carry "
                             f"half the mean, probability 1 - Phi(sqrt(ln(1 + scv))), must occur about {RARE_JOBS} "
                             f"times in a run), got {law.scv:g}")
 
@@ -182,6 +189,15 @@ def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence
         raise ScenarioError(
             f"network.latency.mean: expected at most the run's length, (run.warmup_jobs + run.jobs) / "
             f"arrival rate = {length:.4g} (every job would still be in flight when it ends), got {latency:g}")
+    timeout = scenario.network.timeout
+    if timeout is not None and timeout > length:
+        # Arrivals go on until every measured job has reached its server: a job that waits out the
+        # timeout keeps them coming for timeout x rate more jobs.
+        raise ScenarioError(
+            f"network.timeout: expected at most the run's length, (run.warmup_jobs + run.jobs) / arrival rate = "
+            f"{length:.4g} (a job waiting it out keeps the arrivals coming that long), got {timeout:g}")
+    if system.failures is not None:
+        check_failures(scenario, load, rate, length)
     arrivals = workload.arrivals
     switch_rate = arrivals.gap_options().get("switch_rate", DEFAULT_SWITCH_RATE)
     if arrivals.kind == "mmpp2" and switch_rate > SWITCHES_PER_GAP * rate:
@@ -193,6 +209,78 @@ def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence
     if isinstance(system.speeds, tuple) and can_be_unstable(scenario):
         for policy in policies:
             check_oblivious(policy, system.speeds, rate, mean)
+
+
+def check_failures(scenario: Scenario, load: float, rate: float, length: float) -> None:
+    """Bounds on `system.failures` at arrival ``rate``, for a run of ``length`` time units.
+
+    A down period longer than the run holds jobs past it; periods below
+    ``length / MAX_RUN_LENGTH`` round to nothing on the clock at the run's end;
+    each server's cycle costs 2 events, at most `FAILURE_EVENTS_PER_JOB` over the N
+    servers per arriving job; with ``hold`` the servers must be up often enough to
+    carry the load; and the laws' rare draws must occur in the periods a run draws.
+    """
+    system = scenario.system
+    failures = system.failures
+    assert failures is not None
+    up, down = failures.up.mean, failures.down.mean
+    if down > length:
+        raise ScenarioError(
+            f"system.failures.down.mean: expected at most the run's length, (run.warmup_jobs + run.jobs) / arrival "
+            f"rate = {length:.4g} (a down server holds its jobs that long), got {down:g}")
+    for key, mean in (("up", up), ("down", down)):
+        if mean < length / MAX_RUN_LENGTH:
+            raise ScenarioError(
+                f"system.failures.{key}.mean: expected at least the run's length / {MAX_RUN_LENGTH:g} = "
+                f"{length / MAX_RUN_LENGTH:.4g} (float times resolve about 2e-4 of such a period at the run's end; "
+                f"a shorter one rounds to nothing), got {mean:g}")
+    n = system.servers
+    shortest = 2.0 * n / (FAILURE_EVENTS_PER_JOB * rate)
+    if up + down < shortest:
+        key = "up" if up >= down else "down"
+        raise ScenarioError(
+            f"system.failures.{key}.mean: expected up.mean + down.mean of at least 2N / ({FAILURE_EVENTS_PER_JOB} x "
+            f"arrival rate) = {shortest:.4g} (each of the N={n} servers fails and recovers once a cycle: at most "
+            f"{FAILURE_EVENTS_PER_JOB} events per arriving job), got {up:g} + {down:g} = {up + down:.4g}")
+    if failures.on_down == "hold":
+        _check_held(scenario, failures, load)
+    periods = max(1, round(n * length / (up + down)))
+    for key, law in (("system.failures.up", failures.up), ("system.failures.down", failures.down)):
+        _check_rare_phase(key, law, periods, FAILURE_DRAWS)
+        _check_heavy_half(key, law, periods, FAILURE_DRAWS)
+
+
+def _check_held(scenario: Scenario, failures: FailuresConfig, load: float) -> None:
+    """``on_down: hold``: the servers must carry the load in their up time, or drain a backlog at a bounded cost.
+
+    A server is up a fraction up / (up + down) of the time, so the load on its up
+    time is load x (up + down) / up (docs/faults.md). When that is not checked
+    (``allow_unstable``, or a capacity that blocks) a backlog may build, and it
+    drains after the arrivals stop: a backlog of B jobs takes B x S / up
+    cycles of the server (S its mean service time), and the N servers cycle
+    meanwhile, 2N events a cycle: at most `FAILURE_EVENTS_PER_JOB` per job when
+    up.mean >= 2N S / `FAILURE_EVENTS_PER_JOB`.
+    """
+    system = scenario.system
+    up, down = failures.up.mean, failures.down.mean
+    effective = load * (up + down) / up
+    if can_be_unstable(scenario):
+        if effective >= 1:
+            raise ScenarioError(
+                f"system.failures: expected servers up often enough to carry the load with on_down: hold, load x "
+                f"(up.mean + down.mean) / up.mean < 1 (or allow_unstable: true), got {load:g} x ({up:g} + {down:g})"
+                f" / {up:g} = {effective:.4g}")
+        return
+    speeds = system.speeds
+    slowest = (min(speeds) if isinstance(speeds, tuple) else
+               _typical(speeds, system.servers)[0] if isinstance(speeds, LawConfig) else 1.0)
+    longest = 2.0 * system.servers * scenario.workload.service.mean / slowest / FAILURE_EVENTS_PER_JOB
+    if up < longest:
+        raise ScenarioError(
+            f"system.failures.up.mean: expected at least 2N x the slowest server's mean service time / "
+            f"{FAILURE_EVENTS_PER_JOB} = {longest:.4g} with on_down: hold and the load unchecked (allow_unstable or a "
+            f"capacity: draining a backlog takes a cycle of every server per up.mean of work; at most "
+            f"{FAILURE_EVENTS_PER_JOB} events per job), got {up:g}")
 
 
 def check_speeds(scenario: Scenario, speeds: Sequence[float], rate: float, drawn: str = "") -> None:
