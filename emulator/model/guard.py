@@ -22,6 +22,7 @@ correct run does not reach them; see `Watch.__init__`.
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import repeat
 from typing import Any
 
 import simpy
@@ -94,7 +95,8 @@ class Watch:
         if recorder.finished != self.finished or len(recorder.window) < 2:
             self.finished, self.since = recorder.finished, transfers
         if self.idle > self.idle_limit:
-            self.fail("idle", f"no job was sent, reached a server or left one for {self.idle:,} events")
+            standing = ", the clock standing still" if self.still >= self.idle else ""
+            self.fail("idle", f"no job was sent, reached a server or left one for {self.idle:,} events{standing}")
         if self.still > self.still_limit:
             self.fail("still", f"the clock stood still for {self.still:,} events (t + delay == t in floating "
                                f"point, or events that schedule each other without delay)")
@@ -125,7 +127,7 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
     report = env.now + every
     try:
         while True:
-            for _ in range(CHUNK):
+            for _ in repeat(None, CHUNK):  # repeat: the cheapest loop of a fixed count
                 step()
             watch.check(CHUNK)
             if progress is not None and env.now >= report:
