@@ -105,6 +105,7 @@ class Watch:
                               f"{transfers - self.since:,} later jobs came, 100 times the run's own")
 
     def fail(self, kind: str, what: str) -> None:
+        """Raise `StalledRun`: ``what`` stopped (a phrase), with the key `suspect` names for ``kind``."""
         now = self.env.now
         suspect = self.suspect(kind, now)
         raise StalledRun(f"the run stopped advancing at t={now:.6g}: {what}"
