@@ -246,17 +246,55 @@ def test_a_run_without_events_left_fails_in_one_line(tmp_path: Path) -> None:
                         r"measured jobs finished", message), message
 
 
-def test_the_guard_names_the_failure_periods_when_they_are_far_faster_than_the_arrivals(tmp_path: Path) -> None:
-    error = _one_error("""
-        failures = {"up": {"kind": "exponential", "mean": 1e-9}, "down": {"kind": "exponential", "mean": 1e-9}}
-        results = emulator.run({"name": "h", "replications": 1, "run": {"jobs": 200, "warmup_jobs": 20,
-                                "engine": "simpy"}, "system": {"servers": 4, "failures": failures},
-                                "network": {"timeout": 1.0}, "policies": [{"name": "random"}]}, workers=1)
-    """, tmp_path)
-    # Refused at validation once bounds cover it; either way one line, never a hang.
-    assert error.startswith("StalledRun: the run stopped advancing at t=") and \
-        error.endswith("check system.failures.up.mean and .down.mean (1e-09 and 1e-09: many up/down cycles per "
-                       "arrival, 0.277778 apart)"), error
+KNOWN = """
+    import dataclasses
+    from emulator.api import scenario_data
+    from emulator.model.build import build_model
+    from emulator.scenario.sweep import Scenario
+
+
+    def unchecked(model, path, value):
+        \"\"\"``model`` with the dotted ``path`` set to ``value``, past validation (whose bounds may refuse it).\"\"\"
+        head, _, rest = path.partition(".")
+        return model.model_copy(update={head: unchecked(getattr(model, head), rest, value) if rest else value})
+
+
+    point = Scenario.from_dict(scenario_data(POLICY, servers=4, load=0.9, jobs=200, warmup_jobs=20, seed=1,
+                                             engine="simpy", timeout=1.0, **OPTIONS)).points()[0]
+    scenario = point.scenario
+    for path, value in HOSTILE.items():
+        scenario = unchecked(scenario, path, value)
+    point = dataclasses.replace(point, scenario=scenario)
+    try:
+        build_model(point, point.policies[0], 1).run()
+        print("finished")
+    except Exception as exc:
+        print(f"{type(exc).__name__}: {exc}")
+"""
+FAILING = {"up": {"kind": "exponential", "mean": 10.0}, "down": {"kind": "deterministic", "mean": 1.0}}
+
+
+@pytest.mark.parametrize(("policy", "options", "hostile", "expected"), [
+    # Billions of up/down cycles per job.
+    ("random", {"failures": FAILING}, {"system.failures.up.mean": 1e-9, "system.failures.down.mean": 1e-9},
+     r"t=[\d.e-]+: no job was sent, reached a server or left one for [\d,]+ events; check "
+     r"system\.failures\.up\.mean and \.down\.mean \(1e-09 and 1e-09: many up/down cycles per arrival, "
+     r"0\.277778 apart\)"),
+    # The clock reaches 1e300, where t + 1 == t: services end and servers fail at once, down by 1e300 again.
+    ("random", {"failures": {**FAILING, "on_down": "hold"}}, {"system.failures.down.mean": 1e300},
+     r"t=[\d.e+]+: no job was sent, reached a server or left one for [\d,]+ events; "
+     r"check system\.failures\.down\.mean \(1e\+300\)"),
+    # A lost query's job waits 1e300 for its timeout; arrivals go on meanwhile.
+    ("sqd", {"d": 2, "loss": 0.3}, {"network.timeout": 1e300},
+     r"t=[\d.e+]+: \d+ measured job\(s\) unfinished while [\d,]+ later jobs came, 100 times the run's own; "
+     r"check network\.timeout \(1e\+300\)"),
+])
+def test_the_known_endless_inputs_fail_in_one_line_naming_the_key(
+        tmp_path: Path, policy: str, options: dict[str, Any], hostile: dict[str, float], expected: str) -> None:
+    """Past validation, whose bounds may refuse these inputs: the guard is the backstop whatever they are."""
+    out = _run(f"POLICY, OPTIONS, HOSTILE = {policy!r}, {options!r}, {hostile!r}\n" + textwrap.dedent(KNOWN),
+               tmp_path)
+    assert re.fullmatch(r"StalledRun: the run stopped advancing at " + expected, out), out
 
 
 # -- 10. errors a policy's author sees -------------------------------------------------------
