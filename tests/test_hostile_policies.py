@@ -119,6 +119,19 @@ def test_a_policy_that_never_sends_fails_the_run_naming_it(tmp_path: Path, netwo
                     "and sent no query whose reply could send it later"
 
 
+def test_a_policy_that_never_sends_fails_in_slotted_time_too(tmp_path: Path) -> None:
+    """One decision per slot: the slot's other arrivals wait on the first job's, which is never sent."""
+    error = _one_error("""
+        emulator.register_policy(make("mine", never))
+        results = emulator.run({"name": "h", "replications": 1, "run": {"jobs": 500, "warmup_jobs": 50,
+                                "engine": "simpy"}, "workload": {"load": 0.5},
+                                "system": {"servers": 4, "time": "slotted", "slot": {"dispatch": "slot"}},
+                                "policies": [{"name": "mine"}]}, workers=1)
+    """, tmp_path)
+    assert re.fullmatch(r"PolicyError: policy 'mine' did not send job \d+: dispatch returned without sending it, "
+                        r"and sent no query whose reply could send it later", error), error
+
+
 def test_a_policy_that_sends_a_job_twice_fails_the_run_naming_it(tmp_path: Path) -> None:
     error = _policy_run("twice", tmp_path)
     assert error.startswith("PolicyError: policy 'mine' sent job 0 to a server twice (again to server 1"), error
