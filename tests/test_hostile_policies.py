@@ -23,6 +23,7 @@ import simpy
 
 import emulator
 from emulator import ScenarioError, check_policy, register_policy
+from emulator.cli import main
 from emulator.policies import REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -371,6 +372,13 @@ def test_a_policy_whose_check_or_label_misbehaves_is_refused_in_one_line(
         emulator.simulate("odd", servers=4, jobs=300, engine="simpy")
     message = str(info.value)
     assert message == expected or re.fullmatch(expected, message), message
+
+
+def test_lbemu_policies_lists_a_policy_whose_label_fails(restored: None, capsys: pytest.CaptureFixture[str]) -> None:
+    register_policy(_make("odd", label=classmethod(lambda cls, config: [][1])))
+    assert main(["policies"]) == 0
+    assert re.search(r"^odd \(label e\.g\. none: label raised IndexError: list index out of range "
+                     r"\(at test_hostile_policies\.py:\d+\)\): 0 per job", capsys.readouterr().out, re.MULTILINE)
 
 
 def test_an_exception_of_the_policys_own_code_fails_check_policy_naming_the_check(restored: None) -> None:
