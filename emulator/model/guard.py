@@ -117,7 +117,7 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
     """Process events until ``done`` is processed, checking ``watch`` every `CHUNK` events.
 
     ``progress``, if given, is called between chunks once the clock has advanced
-    ``every`` since its last call. Stopping exactly when ``done`` is processed (as
+    ``every`` since its last call, and at the end. Stopping exactly when ``done`` is processed (as
     ``env.run(until=done)`` does) leaves every later event unprocessed, so the
     metrics are those of an unwatched run.
     """
@@ -135,6 +135,8 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
                 progress()
                 report = env.now + every
     except StopSimulation:
+        if progress is not None:  # the last word: the run's end
+            progress()
         return
     except EmptySchedule:
         watch.fail("empty", f"no event is left, with {watch.recorder.finished:,} of "
