@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .errors import RunError, ScenarioError, show
+from .errors import RunError, ScenarioError, describe, show
 
 
 class _Parser(argparse.ArgumentParser):
@@ -164,13 +164,21 @@ def _validate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _example_label(cls: Any) -> str:
+    """The policy's label with its defaults; a policy of one's own whose label fails is listed all the same."""
+    try:
+        return str(cls.label(_defaults(cls)))
+    except Exception as exc:  # the policy's own code: one policy must not stop the listing
+        return f"none: label raised {describe(exc)}"
+
+
 def _policies(args: argparse.Namespace) -> int:
     from .compiled import COMPILED
     from .policies import REGISTRY
 
     for name, cls in REGISTRY.items():
         engines = "simpy, compiled" if name in COMPILED else "simpy"
-        print(f"{name} (label e.g. {cls.label(_defaults(cls))}): {cls.messages}; engines: {engines}")
+        print(f"{name} (label e.g. {_example_label(cls)}): {cls.messages}; engines: {engines}")
         for field, info in cls.Config.model_fields.items():
             if field in ("name", "label"):
                 continue

@@ -32,9 +32,9 @@ import typing
 from collections.abc import Callable
 from typing import Any
 
-from .errors import ScenarioError
+from .errors import ScenarioError, describe
 from .measure.messages import KINDS
-from .policies import REGISTRY
+from .policies import REGISTRY, contract_problem
 from .policies.base import Policy, PolicyConfig
 
 POISSON = {"arrivals": {"kind": "poisson"}, "service": {"kind": "exponential", "mean": 1}}
@@ -59,18 +59,27 @@ def check_policy(cls: type[Policy]) -> None:
     """Run every contract check on a policy class; raise `AssertionError` naming the first that fails.
 
     The class must be registered (`emulator.register_policy`), since the checks run
-    it from scenarios by its name.
+    it from scenarios by its name. Whatever a check meets, the error is one
+    `AssertionError` line: something that is not a policy class is refused first,
+    and an exception the policy's own code raises during a check names the check,
+    the exception and where the policy raised it, e.g. ``MinePolicy fails
+    runs_everywhere: IndexError: list index out of range (at mine.py:12)``.
 
     Examples
     --------
     >>> from emulator.policies import REGISTRY
     >>> check_policy(REGISTRY["random"])
     """
+    problem = contract_problem(cls)
+    if problem:
+        raise AssertionError(f"check_policy: {problem}")
     for name, check in policy_checks(cls):
         try:
             check()
         except AssertionError as exc:
             raise AssertionError(f"{cls.__name__} fails {name}: {exc}") from exc
+        except Exception as exc:  # the policy's own code failed inside the check
+            raise AssertionError(f"{cls.__name__} fails {name}: {describe(exc)}") from exc
 
 
 def policy_checks(cls: type[Policy]) -> list[tuple[str, Callable[[], None]]]:
@@ -114,10 +123,8 @@ def _registered(cls: type[Policy]) -> None:
 
 # -- the checks ----------------------------------------------------------------------------
 def documented(cls: type[Policy]) -> None:
-    assert isinstance(cls, type) and issubclass(cls, Policy), f"{cls!r} is not a Policy subclass"
-    assert isinstance(cls.name, str) and re.fullmatch(r"[a-z][a-z0-9_]*", cls.name), \
-        f"name {cls.name!r}: expected lower-case letters, digits and _"
-    assert issubclass(cls.Config, PolicyConfig), "Config must subclass PolicyConfig"
+    problem = contract_problem(cls)
+    assert problem is None, problem
     name_field = cls.Config.model_fields["name"]
     assert typing.get_args(name_field.annotation) == (cls.name,) and name_field.default == cls.name, \
         f"Config needs name: Literal[{cls.name!r}] = {cls.name!r}"

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import reprlib
+import sysconfig
+import traceback
+from importlib.util import find_spec
 from typing import Any
 
 MAX_LENGTH = 400
@@ -41,3 +45,58 @@ class RunError(RuntimeError):
     written at the end. The message is one line saying what happened and what
     was kept; the CLI exits with status 1.
     """
+
+
+class PolicyError(RuntimeError):
+    """A policy broke its contract during a run: it did not send a job, or sent one twice.
+
+    The message is one line naming the policy, the job and what it did; the task fails.
+    """
+
+
+class StalledRun(RuntimeError):
+    """A run whose simulated work stopped advancing: events without jobs moving, or a clock that stands.
+
+    The message is one line saying what stopped, at what simulated time, and the
+    scenario key most likely at fault where that can be told; the task fails
+    instead of running forever.
+    """
+
+
+def describe(exc: BaseException) -> str:
+    """One line: the exception's type and message, and where a policy's (or lbemu's) code raised it.
+
+    The location is the innermost frame of a policy's own code (a user's module, not
+    an installed library, or ``emulator/policies``) where one is on the stack, else
+    the innermost outside SimPy (never SimPy's file, which only passes it on).
+    `PolicyError` and `StalledRun` are lbemu's own diagnoses and say all in their
+    message, without a location.
+    """
+    message = " ".join(str(exc).splitlines())
+    if isinstance(exc, (PolicyError, StalledRun)):
+        return f"{type(exc).__name__}: {message}"
+    frames = traceback.extract_tb(_original(exc).__traceback__)
+    ours = [frame for frame in frames if not _in(frame.filename, _SIMPY)]
+    policy = [frame for frame in ours if _in(frame.filename, _POLICIES)
+              or not any(_in(frame.filename, folder) for folder in (_PACKAGE, *_LIBRARIES))]
+    chosen = policy or ours or frames
+    at = f" (at {os.path.basename(chosen[-1].filename)}:{chosen[-1].lineno})" if chosen else ""
+    return f"{type(exc).__name__}: {message}{at}"
+
+
+def _original(exc: BaseException) -> BaseException:
+    """The exception a SimPy process raised: SimPy raises a copy of it, with the original as its cause."""
+    cause = exc.__cause__
+    while cause is not None and type(cause) is type(exc) and cause.args == exc.args:
+        exc, cause = cause, cause.__cause__
+    return exc
+
+
+def _in(filename: str, folder: str) -> bool:
+    return os.path.abspath(filename).startswith(folder + os.sep)
+
+
+_SIMPY = os.path.dirname(os.path.abspath(find_spec("simpy").origin))  # type: ignore[union-attr, arg-type]
+_PACKAGE = os.path.dirname(os.path.abspath(__file__))  # emulator/
+_POLICIES = os.path.join(_PACKAGE, "policies")
+_LIBRARIES = {os.path.abspath(path) for key, path in sysconfig.get_paths().items() if "lib" in key}

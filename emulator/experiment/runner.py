@@ -6,7 +6,6 @@ import os
 import signal
 import threading
 import time
-import traceback
 from collections.abc import Generator, Iterator
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -14,7 +13,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import RunError
+from ..errors import RunError, describe
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
 from ..workload.streams import replication_seed
@@ -97,8 +96,7 @@ def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, s
     try:
         return run_task(task, progress), None
     except Exception as exc:  # a failing task must not stop the others
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        return None, f"{type(exc).__name__}: {exc} (at {os.path.basename(where.filename)}:{where.lineno})"
+        return None, describe(exc)
 
 
 def default_workers() -> int:

@@ -15,14 +15,14 @@ from simpy.events import Timeout
 
 from ..measure.occupancy import Occupancy, theory_mean
 from ..measure.recorder import Recorder
-from ..policies import REGISTRY
+from ..policies import BUILT_IN, REGISTRY
 from ..policies.base import Policy
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
 from ..workload import arrivals, slots
 from ..workload.speeds import draw_speeds
 from ..workload.streams import Uniforms, generator
-from . import slotted
+from . import guard, policing, slotted
 from .channels import Channel
 from .dispatcher import Dispatcher
 from .failures import FailingFifoServer
@@ -41,22 +41,19 @@ class Model:
     dispatchers: list[Dispatcher]
     uniforms: Uniforms  # the policy stream
     rate: float  # arrival rate
+    watch: guard.Watch
     policy: Policy | None = None
 
     def run(self, progress: Callable[[int], None] | None = None) -> dict[str, float]:
         """Run until every measured job has left; return the metrics.
 
         ``progress``, if given, is called with the measured jobs finished so far,
-        about every 5,000 arrivals' worth of simulated time.
+        about every 5,000 arrivals' worth of simulated time. A run that stops
+        advancing raises `emulator.errors.StalledRun` (`emulator.model.guard`).
         """
-        recorder, env = self.recorder, self.env
-        if progress is None:
-            env.run(until=recorder.done)
-        else:
-            step = 5_000 / self.rate
-            while not recorder.done.triggered:
-                env.run(until=env.now + step)
-                progress(recorder.finished)
+        recorder = self.recorder
+        report = None if progress is None else (lambda: progress(recorder.finished))
+        guard.run(self.env, recorder.done, self.watch, report, 5_000 / self.rate)
         return recorder.metrics()
 
 
@@ -100,10 +97,14 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
             server.observer = recorder.occupancy
     dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
     dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
-    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate)
+    watch = guard.Watch(env, recorder, system.servers, system.dispatchers,
+                        scenario.run.warmup_jobs + scenario.run.jobs, lambda kind, now: _suspect(point, kind, now))
+    model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate, watch)
     model.policy = REGISTRY[policy.name](model, policy.config)
     for dispatcher in dispatchers:
         dispatcher.policy = model.policy
+    if policy.name not in BUILT_IN:  # the built-in policies are tested to send every job once
+        policing.watch(dispatchers, channel, servers, policy.name)
 
     arrival = workload.arrivals
     split = Uniforms(generator(seed, "dispatchers")) if len(dispatchers) > 1 else None
@@ -191,3 +192,24 @@ def _all_arrived(recent: deque[Job] | None, transfers: int, created: int) -> boo
     while recent and (recent[0].blocked or hasattr(recent[0], "server")):  # `server` is set at the server
         recent.popleft()
     return not recent
+
+
+def _suspect(point: Point, kind: str, now: float) -> str:
+    """The scenario key most likely behind a stalled run (`guard.Watch`), as a phrase; "" if none stands out.
+
+    Failure cycles much faster than the arrivals (when no job moves); else the
+    longest time the scenario names, when it is far beyond the gap between arrivals
+    (the clock stands at such a time, or the measured jobs wait for it).
+    """
+    scenario = point.scenario
+    gap = 1.0 / point.rate  # mean time between arrivals
+    failures = scenario.system.failures
+    if kind == "idle" and failures is not None and failures.up.mean + failures.down.mean < 1e-3 * gap:
+        return (f"system.failures.up.mean and .down.mean ({failures.up.mean:g} and {failures.down.mean:g}: "
+                f"many up/down cycles per arrival, {gap:g} apart)")
+    times = {"network.timeout": scenario.network.timeout, "network.latency.mean": scenario.network.latency.mean,
+             "workload.service.mean": scenario.workload.service.mean}
+    if failures is not None:
+        times.update({"system.failures.up.mean": failures.up.mean, "system.failures.down.mean": failures.down.mean})
+    key, value = max(((k, v) for k, v in times.items() if v is not None), key=lambda item: item[1])
+    return f"{key} ({value:g})" if value > 1e6 * gap else ""

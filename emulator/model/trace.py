@@ -25,6 +25,7 @@ from typing import Any
 import simpy
 
 from ..measure.messages import KINDS
+from . import guard
 from .build import Model
 
 
@@ -145,10 +146,11 @@ class Trace:
         """Run until every measured job has left, as `Model.run` does, but fail at simulated time ``limit``.
 
         The limit only turns a broken model (a job that never leaves) into a failure
-        rather than a hang; the extra timeout does not reorder any other event.
+        rather than a hang; the extra timeout does not reorder any other event. The run
+        loop's guard (`emulator.model.guard`) watches it as it watches `Model.run`.
         """
         env, recorder = self.model.env, self.model.recorder
-        env.run(until=simpy.AnyOf(env, [recorder.done, env.timeout(limit)]))
+        guard.run(env, simpy.AnyOf(env, [recorder.done, env.timeout(limit)]), self.model.watch)
         assert recorder.done.triggered, f"measured jobs still unfinished at t={env.now:g}"
         self.metrics = recorder.metrics()
         return self.metrics

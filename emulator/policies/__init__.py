@@ -12,9 +12,11 @@ SimPy engine and are checked with `emulator.check_policy`.
 
 from __future__ import annotations
 
+import re
 import sys
 from importlib.metadata import entry_points
 
+from ..errors import show
 from .base import Policy, PolicyConfig
 from .jbt import JBTPolicy
 from .jiq import JIQPolicy
@@ -63,7 +65,7 @@ def register_policy(cls: type[Policy], *, replace: bool = False) -> type[Policy]
         If the class does not have the contract's attributes, or its name is taken
         (by a built-in policy always; by another one unless ``replace``).
     """
-    problem = _contract_problem(cls)
+    problem = contract_problem(cls)
     if problem:
         raise ValueError(f"register_policy: {problem}")
     name = cls.name
@@ -80,13 +82,20 @@ def register_policy(cls: type[Policy], *, replace: bool = False) -> type[Policy]
     return cls
 
 
-def _contract_problem(cls: object) -> str | None:
-    """What a class lacks to be a policy, or None."""
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+"""A policy's name: lower-case letters, digits and ``_``, starting with a letter (it is a scenario's ``name:``)."""
+
+
+def contract_problem(cls: object) -> str | None:
+    """What a class lacks to be a policy, or None: the rule of `register_policy` and `emulator.check_policy`."""
     if not (isinstance(cls, type) and issubclass(cls, Policy)):
-        return f"expected a subclass of emulator.policies.base.Policy, got {cls!r}"
+        return f"expected a subclass of emulator.policies.base.Policy, got {show(cls)}"
     for attribute in ("name", "Config", "messages"):
         if not hasattr(cls, attribute):
             return f"{cls.__name__} has no {attribute}"
+    if not (isinstance(cls.name, str) and NAME.fullmatch(cls.name)):
+        return f"{cls.__name__}.name: expected lower-case letters, digits and _, starting with a letter, " \
+               f"got {show(cls.name)}"
     if not (isinstance(cls.Config, type) and issubclass(cls.Config, PolicyConfig)):
         return f"{cls.__name__}.Config must subclass PolicyConfig"
     field = cls.Config.model_fields.get("name")

@@ -6,15 +6,18 @@ A policy is one class, registered by name (`emulator.policies.register_policy`):
   ``label``); scenario validation and the JSON Schema pick it up from the registry.
   A field annotated `IntOrExpr` may be an expression in N; the policy receives its
   Config resolved at the sweep point (`PolicyConfig.resolve`), expressions evaluated.
-- ``label(config)``: the display label, e.g. ``SQ(2)``.
+- ``label(config)``: the display label, e.g. ``SQ(2)``: a non-empty string.
 - ``messages``: one line on its control-message cost, for ``lbemu policies``.
 - ``check(config, point)``: problems that need the resolved sweep point (N, the
-  dispatchers, the arrival rate), as ``{field: problem}``; ``check_speeds``:
+  dispatchers, the arrival rate), as ``{field: problem}`` (None counts as none); ``check_speeds``:
   whether given server speeds provably overload some server under this policy.
 - ``__init__(model, config)``: wires the server side (hooks on the servers) and
   starts any periodic dispatcher process; ``model`` is a `views.ModelView`.
-- ``dispatch(dispatcher, job)``: the dispatcher side; sends ``job`` with
-  ``dispatcher.send(job, server)`` now or later (when probe replies come back).
+- ``dispatch(dispatcher, job)``: the dispatcher side; sends ``job`` once, with
+  ``dispatcher.send(job, server)``, now or later (when the replies to the queries
+  it sent for the job come back). A policy that is not built in is held to this
+  per job (`emulator.model.policing`): a job it sends twice, or leaves unsent with
+  no reply to come, fails the run with `emulator.errors.PolicyError`.
 - ``compiled``: the dotted name of its compiled description (a module under
   ``emulator.compiled.policies``), or None: then only the SimPy engine runs it.
 

@@ -18,9 +18,9 @@ from typing import Any
 import numpy as np
 from pydantic import ValidationError
 
-from ..errors import ScenarioError, show
+from ..errors import ScenarioError, describe, show
 from ..policies import REGISTRY
-from ..policies.base import ResolveError
+from ..policies.base import Policy, ResolveError
 from .checks import check_point, check_size, check_slotted, check_trace, expected_capacity
 from .error_text import format_error
 from .expressions import ExpressionError, evaluate
@@ -215,9 +215,9 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
             config = entry.resolve(n)
         except ResolveError as exc:
             raise ScenarioError(f"policies.{i}.{exc.key}: {exc.problem}") from None
-        for key, problem in cls.check(config, view).items():
+        for key, problem in _problems(cls, config, view, i).items():
             raise ScenarioError(f"policies.{i}.{key}: {problem}")
-        policies.append(ResolvedPolicy(entry.name, entry.label or cls.label(config), config))
+        policies.append(ResolvedPolicy(entry.name, entry.label or _label(cls, config, i), config))
     labels = [policy.label for policy in policies]
     for label in labels:
         if labels.count(label) > 1:
@@ -228,6 +228,36 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
                             f"got {scenario.compare_to!r}")
     check_point(scenario, float(load), rate, policies)
     return Point(index, values, scenario, float(load), rate, tuple(policies))
+
+
+def _problems(cls: type[Policy], config: Any, view: Any, i: int) -> dict[str, str]:
+    """The policy's own checks at this point, ``{field: problem}``; its ``check`` may return None for none.
+
+    An exception its code raises, or a result of another type, is a one-line
+    `ScenarioError` naming ``policies.<i>``.
+    """
+    try:
+        problems = cls.check(config, view)
+    except Exception as exc:  # the policy's own code
+        raise ScenarioError(f"policies.{i}: policy {cls.name!r}: check raised {describe(exc)}") from None
+    if problems is None:
+        return {}
+    if not isinstance(problems, dict):
+        raise ScenarioError(f"policies.{i}: policy {cls.name!r}: check: expected a dict of {{field: problem}} "
+                            f"or None, got {show(problems)}")
+    return problems
+
+
+def _label(cls: type[Policy], config: Any, i: int) -> str:
+    """The policy's default label; a label() that fails or gives no text is refused in one line."""
+    try:
+        label = cls.label(config)
+    except Exception as exc:  # the policy's own code
+        raise ScenarioError(f"policies.{i}: policy {cls.name!r}: label raised {describe(exc)}") from None
+    if not (isinstance(label, str) and label.strip()):
+        raise ScenarioError(f"policies.{i}: policy {cls.name!r}: label: expected a non-empty string, "
+                            f"got {show(label)} (or set label: in the scenario)")
+    return label
 
 
 

@@ -1,0 +1,143 @@
+"""The run loop's watch: a run whose simulated work stops advancing fails in one line instead of hanging.
+
+SimPy processes events one by one; nothing in it notices a model that keeps
+processing events without getting anywhere. `run` steps the environment in
+chunks of `CHUNK` events and, between chunks, `Watch.check` compares a few
+counters of the recorder with their values at the last check (a few attribute
+reads per chunk: nothing per event). It fails the run with `StalledRun` when
+
+- no job moved for `Watch.idle_limit` events: none was sent to a server, and none
+  reached, left or was lost at one at a new time (a timer or failure cycles far
+  faster than the arrivals, a policy that sends nothing);
+- the clock stood still for `Watch.still_limit` events (at a time so large that
+  ``t + delay == t`` in floating point, or a zero-delay loop);
+- after the measurement window closed, `Watch.late_limit` jobs were sent without
+  one measured job finishing (the measured jobs wait for something that takes
+  many runs' length: a timeout or a down period of 1e300, a job a policy kept).
+
+The limits are derived from the point (servers N, dispatchers D, jobs) so that a
+correct run does not reach them; see `Watch.__init__`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import repeat
+from typing import Any
+
+import simpy
+from simpy.core import EmptySchedule, StopSimulation
+
+from ..errors import StalledRun
+
+CHUNK = 4096
+"""Events processed between two checks: the check's cost is spread over this many events."""
+
+
+class Watch:
+    """Counters of a run at the last check, and the limits of a run that still advances.
+
+    Parameters
+    ----------
+    env : simpy.Environment
+    recorder : Recorder
+        Its ``transfers``, ``last`` (time of the last job entering or leaving a
+        server), ``finished`` and ``window`` are read.
+    servers, dispatchers : int
+    jobs : int
+        Warm-up plus measured jobs: the run's own arrivals.
+    suspect : callable
+        Called with the stall's kind (``idle``, ``still``, ``late``) and the time;
+        returns the scenario key most likely at fault, as a phrase, or "".
+    """
+
+    def __init__(self, env: simpy.Environment, recorder: Any, servers: int, dispatchers: int, jobs: int,
+                 suspect: Callable[[str, float], str]) -> None:
+        self.env = env
+        self.recorder = recorder
+        self.suspect = suspect
+        # Between two job events (a job sent, reaching or leaving a server) a correct run processes
+        # the messages of the jobs in flight, at most about 2 (N + D) per job (a query and a reply
+        # to every server and dispatcher), and the timers and up/down cycles of one gap between
+        # arrivals: JBT-d's updates are bounded at 1,000 messages per arriving job. 1,000 times
+        # that needs a gap of hundreds of mean gaps (probability below e^-100), or timers or
+        # failure cycles hundreds of times as frequent as the arrivals.
+        self.idle_limit = 1_000 * (2 * (servers + dispatchers) + 1_000)
+        # At one instant a correct run processes what the jobs arriving then send: a batch (or a
+        # slot's arrivals), at most all its jobs, each with its messages. Any more is a clock that
+        # cannot move.
+        self.still_limit = self.idle_limit + 4 * jobs * (servers + dispatchers + 1)
+        # Once the window has closed, later arrivals only keep the system loaded while the measured
+        # jobs finish; a measured job still waiting after 100 runs' worth of arrivals waits for
+        # something 100 times the run's length (a latency draw of that size has probability at most
+        # 1% even when its mean is the whole run, the largest latency accepted).
+        self.late_limit = 100 * jobs
+        self.time = env.now
+        self.transfers = recorder.transfers
+        self.last = recorder.last
+        self.finished = recorder.finished
+        self.idle = 0  # events since a job last moved
+        self.still = 0  # events since the clock last moved
+        self.since = recorder.transfers  # transfers when a measured job last finished
+
+    def check(self, events: int) -> None:
+        """Account for ``events`` more events; raise `StalledRun` if the run stopped advancing."""
+        recorder, now = self.recorder, self.env.now
+        if now != self.time:
+            self.time, self.still = now, 0
+        else:
+            self.still += events
+        transfers, last = recorder.transfers, recorder.last
+        if transfers != self.transfers or last != self.last:
+            self.transfers, self.last, self.idle = transfers, last, 0
+        else:
+            self.idle += events
+        if recorder.finished != self.finished or len(recorder.window) < 2:
+            self.finished, self.since = recorder.finished, transfers
+        if self.idle > self.idle_limit:
+            standing = ", the clock standing still" if self.still >= self.idle else ""
+            self.fail("idle", f"no job was sent, reached a server or left one for {self.idle:,} events{standing}")
+        if self.still > self.still_limit:
+            self.fail("still", f"the clock stood still for {self.still:,} events (t + delay == t in floating "
+                               f"point, or events that schedule each other without delay)")
+        if transfers - self.since > self.late_limit:
+            self.fail("late", f"{recorder.jobs - recorder.finished:,} measured job(s) unfinished while "
+                              f"{transfers - self.since:,} later jobs came, 100 times the run's own")
+
+    def fail(self, kind: str, what: str) -> None:
+        """Raise `StalledRun`: ``what`` stopped (a phrase), with the key `suspect` names for ``kind``."""
+        now = self.env.now
+        suspect = self.suspect(kind, now)
+        raise StalledRun(f"the run stopped advancing at t={now:.6g}: {what}"
+                         + (f"; check {suspect}" if suspect else ""))
+
+
+def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
+        progress: Callable[[], None] | None = None, every: float = float("inf")) -> None:
+    """Process events until ``done`` is processed, checking ``watch`` every `CHUNK` events.
+
+    ``progress``, if given, is called between chunks once the clock has advanced
+    ``every`` since its last call, and at the end. Stopping exactly when ``done`` is processed (as
+    ``env.run(until=done)`` does) leaves every later event unprocessed, so the
+    metrics are those of an unwatched run.
+    """
+    if done.callbacks is None:  # processed already
+        return
+    done.callbacks.append(StopSimulation.callback)
+    step = env.step
+    report = env.now + every
+    try:
+        while True:
+            for _ in repeat(None, CHUNK):  # repeat: the cheapest loop of a fixed count
+                step()
+            watch.check(CHUNK)
+            if progress is not None and env.now >= report:
+                progress()
+                report = env.now + every
+    except StopSimulation:
+        if progress is not None:  # the last word: the run's end
+            progress()
+        return
+    except EmptySchedule:
+        watch.fail("empty", f"no event is left, with {watch.recorder.finished:,} of "
+                            f"{watch.recorder.jobs:,} measured jobs finished")
