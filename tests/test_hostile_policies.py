@@ -419,3 +419,31 @@ def test_describe_finds_the_raising_line_under_simpys_copy_of_the_exception() ->
     with pytest.raises(ValueError) as info:
         env.run()
     assert describe(info.value) == f"ValueError: two lines (at test_hostile_policies.py:{line})"
+
+
+def test_a_users_policy_whose_servers_ask_runs_as_the_built_in_one_with_faults(tmp_path: Path) -> None:
+    """Servers that ask (JIQ-SQ(2)'s I-queue queries, with the asker that a down server's replies need)
+    pass through the users' checks: the same policy under another name gives the built-in's row."""
+    out = _run("""
+        from typing import Literal
+        from emulator.policies.jiq import JIQConfig, JIQPolicy
+
+        class MineConfig(JIQConfig):
+            name: Literal["mine"] = "mine"
+
+        class Mine(JIQPolicy):
+            name = "mine"
+            Config = MineConfig
+            compiled = None
+
+        emulator.register_policy(Mine)
+        options = dict(servers=6, dispatchers=3, load=0.8, jobs=1000, seed=1, engine="simpy", d=2,
+                       latency={"kind": "exponential", "mean": 0.05}, timeout=0.5,
+                       failures={"up": {"kind": "exponential", "mean": 20.0},
+                                 "down": {"kind": "exponential", "mean": 1.0}})
+        rows = [emulator.simulate(name, **options) for name in ("jiq", "mine")]
+        same = lambda a, b: a == b or a != a and b != b  # NaN (an undefined statistic) is itself
+        print(sorted(key for key in rows[0] if key not in ("policy", "policy_name", "wall_seconds")
+                     and not same(rows[0][key], rows[1][key])))
+    """, tmp_path)
+    assert out == "[]"

@@ -64,10 +64,10 @@ def watch(dispatchers: Sequence[Any], channel: Any, servers: Sequence[Any], name
 
     ask = channel.ask
 
-    def checked_ask(targets: Any, answer: Any, then: Callable[[list[int]], None]) -> None:
+    def checked_ask(targets: Any, answer: Any, then: Callable[[list[int]], None], asker: Any = None) -> None:
         job = current[0]
-        if job is None:  # from a server's hook or a timer: no job waits on it
-            ask(targets, answer, then)
+        if job is None or asker is not None:  # from a server's hook or a timer: no job waits on it
+            ask(targets, answer, then, asker)
             return
         asking[job.id] = asking.get(job.id, 0) + 1
 
@@ -80,7 +80,7 @@ def watch(dispatchers: Sequence[Any], channel: Any, servers: Sequence[Any], name
                     raise PolicyError(f"policy {name!r} did not send job {job.id}: the replies to its "
                                       f"queries came in and it was still not sent")
 
-        ask(targets, answer, replied)
+        ask(targets, answer, replied)  # a dispatcher asks: `asker` is None
 
     for dispatcher in dispatchers:
         wrap(dispatcher)
