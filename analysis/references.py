@@ -26,6 +26,10 @@ slotted: random           Poisson arrivals per slot, capacity 1 per slot  slotte
                           slot (a slot's arrivals routed together)        probability 1/N)
 ========================  ==============================================  ===========================
 
+A reference whose computation would exceed its budget (`analysis.theory.mean_field.LEVELS`
+levels, or `ODE_WORK` for the pools' ODE: a threshold around 10^6 at a load near 1, pools at about
+100 tasks each) is not given either; docs/theory.md lists these limits.
+
 Every other reference is a continuous-time result: in slotted time (responses
 counted in whole slots, service by per-slot capacities) none of them holds, so
 none is given there.
@@ -76,16 +80,25 @@ def _exponential(scenario: Any) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _threshold(load: float, d: int, threshold: int) -> tuple[float, float]:
-    """Mean response and messages per job (two per probe) of the threshold model's mean field."""
-    s = theory.threshold_fixed_point(load, d, threshold)
-    x = s[threshold] if threshold < len(s) else 0.0
-    return float(s[1:].sum() / load), 2.0 * float(sum(x**k for k in range(d)))
+def _threshold(load: float, d: int, threshold: int) -> tuple[float, float] | None:
+    """Mean response and messages per job (two per probe) of the threshold model's mean field.
+
+    None where it needs more levels than `analysis.theory.mean_field.LEVELS` (see `theory.threshold_metrics`).
+    """
+    try:
+        response, probes = theory.threshold_metrics(load, d, threshold)
+    except ValueError:
+        return None
+    return response, 2.0 * probes
 
 
 @lru_cache(maxsize=512)
-def _pool_blocking(load: float, capacity: int, d: int | None) -> float:
-    return theory.pool_blocking(load, capacity, d)
+def _pool_blocking(load: float, capacity: int, d: int | None) -> float | None:
+    """Blocking of pools; None where the JSQ(d) ODE needs more than `analysis.theory.mean_field.ODE_LEVELS` levels."""
+    try:
+        return theory.pool_blocking(load, capacity, d)
+    except ValueError:
+        return None
 
 
 def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict[str, Reference]:
@@ -103,9 +116,10 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if name == "sqd" and isinstance(d, int):
         found["mean_response"] = Reference(theory.sqd_response(load, d), MEAN_FIELD)
     elif name == "threshold" and isinstance(d, int):
-        response, messages = _threshold(load, d, params["threshold"])
-        found["mean_response"] = Reference(response, MEAN_FIELD)
-        found["messages_per_job"] = Reference(messages, MEAN_FIELD)
+        threshold = _threshold(load, d, params["threshold"])
+        if threshold is not None:
+            found["mean_response"] = Reference(threshold[0], MEAN_FIELD)
+            found["messages_per_job"] = Reference(threshold[1], MEAN_FIELD)
     elif name == "jiq" and scenario.system.dispatchers == 1:
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
@@ -121,9 +135,10 @@ def _pool(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if not (_exponential(scenario) and _zero_latency(scenario)):
         return {}
     if name == "sqd" and isinstance(d, int):
-        return {"blocked_fraction": Reference(_pool_blocking(load, capacity, d), MEAN_FIELD)}
+        blocked = _pool_blocking(load, capacity, d)
+        return {} if blocked is None else {"blocked_fraction": Reference(blocked, MEAN_FIELD)}
     if name == "jsq":
-        return {"blocked_fraction": Reference(_pool_blocking(load, capacity, None), "fluid limit, N → ∞")}
+        return {"blocked_fraction": Reference(theory.pool_blocking(load, capacity, None), "fluid limit, N → ∞")}
     return {}
 
 
