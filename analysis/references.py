@@ -28,7 +28,8 @@ slotted: random           Poisson arrivals per slot, capacity 1 per slot  slotte
 
 A reference whose computation would exceed its budget (`analysis.theory.mean_field.LEVELS`
 levels, or `ODE_WORK` for the pools' ODE: a threshold around 10^6 at a load near 1, pools at about
-100 tasks each) is not given either; docs/theory.md lists these limits.
+100 tasks each) is given as `omitted`, its label the reason: the table shows no row for it and
+states the reason in its caption; docs/theory.md lists these limits.
 
 Every other reference is a continuous-time result: in slotted time (responses
 counted in whole slots, service by per-slot capacities) none of them holds, so
@@ -56,10 +57,24 @@ MEAN_FIELD = "mean field, N → ∞"
 
 @dataclass(frozen=True)
 class Reference:
-    """A theoretical value and the approximation it comes from (e.g. "mean field, N → ∞")."""
+    """A theoretical value and the approximation it comes from (e.g. "mean field, N → ∞").
+
+    A value of NaN is a reference whose assumptions hold but whose computation would exceed
+    its budget; the label then says why (see `omitted`).
+    """
 
     value: float
     label: str
+
+    @property
+    def omitted(self) -> bool:
+        """True for a reference left out for its budget (its label is the reason)."""
+        return math.isnan(self.value)
+
+
+def omitted(reason: str) -> Reference:
+    """A reference that is not given, for the reason stated (a theory function's budget error)."""
+    return Reference(math.nan, reason)
 
 
 def _unit(scenario: Any) -> float | None:
@@ -80,25 +95,25 @@ def _exponential(scenario: Any) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _threshold(load: float, d: int, threshold: int) -> tuple[float, float] | None:
+def _threshold(load: float, d: int, threshold: int) -> tuple[Reference, Reference]:
     """Mean response and messages per job (two per probe) of the threshold model's mean field.
 
-    None where it needs more levels than `analysis.theory.mean_field.LEVELS` (see `theory.threshold_metrics`).
+    Omitted where it needs more levels than `analysis.theory.mean_field.LEVELS` (see `theory.threshold_metrics`).
     """
     try:
         response, probes = theory.threshold_metrics(load, d, threshold)
-    except ValueError:
-        return None
-    return response, 2.0 * probes
+    except ValueError as error:
+        return omitted(str(error)), omitted(str(error))
+    return Reference(response, MEAN_FIELD), Reference(2.0 * probes, MEAN_FIELD)
 
 
 @lru_cache(maxsize=512)
-def _pool_blocking(load: float, capacity: int, d: int | None) -> float | None:
-    """Blocking of pools; None where the JSQ(d) ODE needs more than `analysis.theory.mean_field.ODE_LEVELS` levels."""
+def _pool_blocking(load: float, capacity: int, d: int) -> Reference:
+    """Blocking of pools under JSQ(d), mean field; omitted where its ODE exceeds its budget (`jsqd_pool_tail`)."""
     try:
-        return theory.pool_blocking(load, capacity, d)
-    except ValueError:
-        return None
+        return Reference(theory.pool_blocking(load, capacity, d), MEAN_FIELD)
+    except (ValueError, RuntimeError) as error:
+        return omitted(str(error))
 
 
 def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict[str, Reference]:
@@ -116,10 +131,7 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if name == "sqd" and isinstance(d, int):
         found["mean_response"] = Reference(theory.sqd_response(load, d), MEAN_FIELD)
     elif name == "threshold" and isinstance(d, int):
-        threshold = _threshold(load, d, params["threshold"])
-        if threshold is not None:
-            found["mean_response"] = Reference(threshold[0], MEAN_FIELD)
-            found["messages_per_job"] = Reference(threshold[1], MEAN_FIELD)
+        found["mean_response"], found["messages_per_job"] = _threshold(load, d, params["threshold"])
     elif name == "jiq" and scenario.system.dispatchers == 1:
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
@@ -135,8 +147,7 @@ def _pool(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if not (_exponential(scenario) and _zero_latency(scenario)):
         return {}
     if name == "sqd" and isinstance(d, int):
-        blocked = _pool_blocking(load, capacity, d)
-        return {} if blocked is None else {"blocked_fraction": Reference(blocked, MEAN_FIELD)}
+        return {"blocked_fraction": _pool_blocking(load, capacity, d)}
     if name == "jsq":
         return {"blocked_fraction": Reference(theory.pool_blocking(load, capacity, None), "fluid limit, N → ∞")}
     return {}

@@ -9,6 +9,7 @@ checked against a closed form, or no row, whose reason the computation states.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 import textwrap
@@ -16,7 +17,11 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
+
+import emulator
+from analysis.tables import pivot
 
 MEMORY = 1_500_000_000
 """Address-space limit of a case: numpy, scipy and pydantic need about 0.6 GB of it."""
@@ -46,12 +51,12 @@ def bounded(body: str) -> Any:
 
 
 def table_rows(policy: dict[str, Any], load: float, system: dict[str, Any] | None = None) -> str:
-    """Code that sets ``result`` to the theory values a table shows for one policy at one point."""
+    """Code that sets ``result`` to the theory a table shows for one policy at one point: metric -> (value, label)."""
     scenario = {"system": {"servers": 100, **(system or {})}, "workload": {"load": load}, "policies": [policy],
                 "run": {"jobs": 1000, "warmup_jobs": 100}}
     return f"""
         point = emulator.Scenario.from_dict({scenario!r}).points()[0]
-        result = {{k: r.value for k, r in references.references(point, point.policies[0]).items()}}
+        result = {{k: [r.value, r.label] for k, r in references.references(point, point.policies[0]).items()}}
     """
 
 
@@ -67,8 +72,8 @@ def test_the_limit_binds() -> None:
 def test_a_threshold_no_queue_reaches_is_random_routing(threshold: int) -> None:
     """The table's threshold row at T = 1e30 took 24 GB; it is random routing: M/M/1, one probe per job."""
     found = bounded(table_rows({"name": "threshold", "d": 2, "threshold": threshold}, 0.9))
-    assert found["mean_response"] == pytest.approx(10.0, rel=1e-14)
-    assert found["messages_per_job"] == 2.0
+    assert found["mean_response"][0] == pytest.approx(10.0, rel=1e-14)
+    assert found["messages_per_job"][0] == 2.0
 
 
 def test_just_below_the_reach_the_recursion_agrees_with_random_routing() -> None:
@@ -94,15 +99,27 @@ def test_a_load_near_one_with_threshold_one() -> None:
 def test_a_threshold_past_the_levels_gives_no_row_and_says_why() -> None:
     """T = 10^6 at a load 1e-9 from 1 matters (the queues reach it) but needs 10^6 levels: no row, a reason."""
     found = bounded(table_rows({"name": "threshold", "d": 2, "threshold": 10**6}, 1 - 1e-9))
-    assert "messages_per_job" not in found and "mean_response" not in found
-    reason = bounded("""
-        try:
-            theory.threshold_metrics(1 - 1e-9, 2, 10**6)
-            result = ''
-        except ValueError as error:
-            result = str(error)
-    """)
-    assert "needs more than 100,000 levels" in reason
+    reason = ("the threshold model's mean field at load 0.999999999 with threshold 1000000 needs more than "
+              "100,000 levels")
+    assert set(found) == {"mean_response", "messages_per_job", "mean_queue_length"}
+    assert all(math.isnan(value) and label == reason for value, label in found.values())
+
+
+def test_an_omitted_row_is_named_in_the_caption() -> None:
+    """The table has no theory row for such a policy, and its caption says why."""
+    scenario = emulator.Scenario.from_dict({"name": "near_one", "system": {"servers": 10},
+                                            "workload": {"load": 1 - 1e-9},
+                                            "policies": [{"name": "threshold", "d": 2, "threshold": 10**6},
+                                                         {"name": "threshold", "d": 2, "threshold": 1}]})
+    labels = [policy.label for policy in scenario.points()[0].policies]
+    summary = pd.DataFrame([{"scenario": "near_one", "point": 0, "policy": label, "servers": 10,
+                             "discipline": "fifo", "load": 1 - 1e-9, "mean_response": 9.0,
+                             "mean_response_ci95": 1.0, "replications": 2} for label in labels])
+    table = pivot(summary, ["mean_response"], scenario=scenario)
+    assert [str(row[0]) for row in table.rows] == [labels[0], labels[1], f"{labels[1]}: mean field, N → ∞",
+                                                   "M/M/N (Erlang C), lower bound"]
+    assert table.caption.endswith(f" No theory for {labels[0]}: the threshold model's mean field at load "
+                                  "0.999999999 with threshold 1000000 needs more than 100,000 levels.")
 
 
 @pytest.mark.parametrize(("name", "curve"), [("random", "sqd_tail(1 - 1e-12, 1, tol=1e-9)"),
@@ -140,22 +157,15 @@ def test_threshold_with_huge_d() -> None:
 def test_overloaded_pools_block_all_but_their_capacity() -> None:
     """Pools with capacity 3 at 10^6 tasks per pool: the ODE never settled; blocking is 1 - B / lam."""
     found = bounded(table_rows({"name": "sqd", "d": 2}, 1e6, {"servers": 10, "discipline": "pool", "capacity": 3}))
-    assert found["blocked_fraction"] == pytest.approx(1 - 3 / 1e6, rel=1e-9)
+    assert found["blocked_fraction"][0] == pytest.approx(1 - 3 / 1e6, rel=1e-9)
 
 
 def test_pools_past_the_ode_budget_give_no_row() -> None:
     """Pools with capacity 10^5 at 10^5 tasks per pool: a dense Jacobian of 80 GB; now no row, and a reason."""
     found = bounded(table_rows({"name": "sqd", "d": 2}, 1e5, {"servers": 10, "discipline": "pool",
                                                                  "capacity": 10**5}))
-    assert "blocked_fraction" not in found
-    reason = bounded("""
-        try:
-            theory.pool_blocking(1e5, 10**5, 2)
-            result = ''
-        except ValueError as error:
-            result = str(error)
-    """)
-    assert reason == "the JSQ(2) mean field of pools at load 100000.0 needs more than 500 levels"
+    value, reason = found["blocked_fraction"]
+    assert math.isnan(value) and reason == "the JSQ(2) mean field of pools at load 100000.0 needs more than 500 levels"
 
 
 def test_a_stiff_pool_ode_is_given_up() -> None:
