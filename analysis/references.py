@@ -173,26 +173,25 @@ def _slotted(point: Any, name: str, params: dict[str, Any]) -> dict[str, Referen
         response = theory.slotted_md1_response(point.load, same_slot, servers)
         label = "slotted M/D/1" + (", batches of a slot" if together else "") + ", exact"
     else:
-        chain = _poisson_capacity_response(point.load, same_slot, servers)
-        if chain is None:
-            return {}
-        response = chain
+        response, reason = _poisson_capacity_response(point.load, same_slot, servers)
+        if reason:
+            return {"mean_response": omitted(reason), "mean_queue_length": omitted(reason)}
         label = "slotted queue, Poisson capacity" + (", batches of a slot" if together else "") + ", exact"
     return {"mean_response": Reference(response, label),
             "mean_queue_length": Reference(point.load * response, label)}  # Little's law
 
 
 @functools.lru_cache(maxsize=256)
-def _poisson_capacity_response(load: float, same_slot: bool, servers: int) -> float | None:
-    """The slotted queue's mean response with Poisson(1) capacity; None where its chain is too large.
+def _poisson_capacity_response(load: float, same_slot: bool, servers: int) -> tuple[float, str]:
+    """The slotted queue's mean response with Poisson(1) capacity, and why not (NaN) where its chain is too large.
 
     A table asks for it once per cell; 2,048 states solve in a fraction of a second.
     """
     try:
         return theory.slotted_queue(load, capacity="poisson", same_slot=same_slot, servers=servers,
-                                    max_states=2048)["mean_response"]
-    except ValueError:
-        return None
+                                    max_states=2048)["mean_response"], ""
+    except ValueError as error:
+        return math.nan, str(error)
 
 
 def _applies(point: Any) -> bool:

@@ -178,3 +178,12 @@ def test_a_stiff_pool_ode_is_given_up() -> None:
             result = str(error)
     """)
     assert reason.startswith("the mean-field ODE of 115 levels did not settle within")
+
+
+def test_a_slotted_chain_too_large_gives_no_row_and_says_why() -> None:
+    """Slotted time with Poisson capacity at a load near 1: the chain's 2,048 states are not enough."""
+    found = bounded(table_rows({"name": "random"}, 1 - 1e-6, {"servers": 10, "time": "slotted"}))
+    value, reason = found["mean_response"]
+    assert math.isnan(value) and reason == "the chain needs more than 2048 states at lam=0.999999, mu=1.0"
+    small = bounded(table_rows({"name": "random"}, 0.5, {"servers": 10, "time": "slotted"}))
+    assert small["mean_response"][1] == "slotted queue, Poisson capacity, batches of a slot, exact"
