@@ -27,9 +27,9 @@ slotted: random           Poisson arrivals per slot, capacity 1 per slot  slotte
 ========================  ==============================================  ===========================
 
 A reference whose computation would exceed its budget (`analysis.theory.mean_field.LEVELS`
-levels, or `ODE_WORK` for the pools' ODE: a threshold around 10^6 at a load near 1, pools at about
-100 tasks each) is given as `omitted`, its label the reason: the table shows no row for it and
-states the reason in its caption; docs/theory.md lists these limits.
+levels, `ODE_WORK` for the pools' ODE, 2,048 states for the slotted chain: a threshold around 10^6
+at a load near 1, pools at about 100 tasks each) is given as `omitted`, its label the reason: the
+table shows no row for it and states the reason in its caption; docs/theory.md lists these limits.
 
 Every other reference is a continuous-time result: in slotted time (responses
 counted in whole slots, service by per-slot capacities) none of them holds, so
@@ -102,7 +102,7 @@ def _threshold(load: float, d: int, threshold: int) -> tuple[Reference, Referenc
     """
     try:
         response, probes = theory.threshold_metrics(load, d, threshold)
-    except ValueError as error:
+    except (ValueError, RuntimeError) as error:  # over its levels, or a root search that did not converge
         return omitted(str(error)), omitted(str(error))
     return Reference(response, MEAN_FIELD), Reference(2.0 * probes, MEAN_FIELD)
 
