@@ -418,8 +418,8 @@ def _random_routing_reach(lam: float, d: int) -> int:
 def _affine_orbit(start: float, a: float, b: float, steps: int) -> np.ndarray:
     """``y_1 .. y_n`` of ``y_k = a y_{k-1} + b`` from ``y_0 = start``, for 0 <= a <= 1, without a Python loop.
 
-    ``y_k = a^k start + b (1 + a + ... + a^(k-1))``, a sum of the same terms the
-    recursion adds (its rounding too); with a <= 1 no error grows along the way.
+    ``y_k = a^k start + b (1 + a + ... + a^(k-1))``: with a <= 1 every term is
+    bounded and no error grows with k, as it would by a factor a per step with a > 1.
     """
     powers = a ** np.arange(steps + 1)
     return np.asarray(powers[1:] * start + b * np.cumsum(powers[:-1]))
