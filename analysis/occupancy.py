@@ -48,10 +48,19 @@ def theory_tail(info: dict[str, Any]) -> tuple[np.ndarray, str] | None:
     """The theory curve of s_i (or q_i for pools) for one policy at one point, and its name; None if none.
 
     FIFO servers: SQ(d) mean field (`theory.sqd_tail`), the threshold model
-    (`theory.threshold_tail`), random routing's M/M/1 tail ``load^i``; JSQ has no
+    (`theory.threshold_fixed_point`), random routing's M/M/1 tail ``load^i``; JSQ has no
     closed form at finite N. Pools: JSQ fluid limit (`theory.jsq_pool_fluid`),
-    JSQ(d) ODE (`theory.jsqd_pool_tail`), random routing as JSQ(1).
+    JSQ(d) ODE (`theory.jsqd_pool_tail`), random routing as JSQ(1). None too where the
+    curve would need more levels or work than its budget (a load near 1, a large
+    threshold, a stiff pool ODE: see docs/theory.md).
     """
+    try:
+        return _theory_tail(info)
+    except (ValueError, RuntimeError):  # the computation's budget, with the reason in its message
+        return None
+
+
+def _theory_tail(info: dict[str, Any]) -> tuple[np.ndarray, str] | None:
     if not info.get("exponential"):
         return None
     name, params, lam, capacity = info["name"], info["params"], info["load"], info["capacity"]
@@ -69,7 +78,7 @@ def theory_tail(info: dict[str, Any]) -> tuple[np.ndarray, str] | None:
     if name == "random":
         return theory.sqd_tail(lam, 1, tol=1e-9), "M/M/1 tail"
     if name == "threshold":
-        return theory.threshold_tail(lam, params["d"], params["threshold"]), "threshold model"
+        return theory.threshold_fixed_point(lam, params["d"], params["threshold"], tol=1e-9), "threshold model"
     return None
 
 

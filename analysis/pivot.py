@@ -279,16 +279,19 @@ def _points(scenario: Any) -> dict[int, Any]:
         return {}
 
 
-def _theory(point: Any, entry: Entry) -> tuple[dict[str, float], str]:
+def _theory(point: Any, entry: Entry) -> tuple[dict[str, float], str, dict[str, str]]:
+    """Theory values by metric, the approximations' label, and why references that apply are omitted, by metric."""
     if entry.kind == BOUND:
         found = bound(point)
-        return (found[1], found[0]) if found else ({}, "")
+        return (found[1], found[0], {}) if found else ({}, "", {})
     policy = next((p for p in point.policies if p.label == entry.policy), None)
     if policy is None:
-        return {}, ""
+        return {}, "", {}
     refs = references(point, policy)
-    labels = sorted({ref.label for ref in refs.values()})
-    return {metric: ref.value for metric, ref in refs.items()}, "; ".join(labels)
+    given = {metric: ref for metric, ref in refs.items() if not ref.omitted}
+    labels = sorted({ref.label for ref in given.values()})
+    reasons = {metric: f"{entry.policy}: {ref.label}" for metric, ref in refs.items() if ref.omitted}
+    return {metric: ref.value for metric, ref in given.items()}, "; ".join(labels), reasons
 
 
 # -- building ------------------------------------------------------------------------------
@@ -388,6 +391,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
     keys = [*row_keys, *col_keys]
     cells: dict[tuple[int, int], Cell | Value] = {}
     found_labels: dict[tuple[int, int], set[str]] = {}
+    omissions: set[str] = set()  # why theory that applies is not shown, for the caption
     theory_in_cols = "policy" in col_keys
     columns = [(metric, combo) for metric in metrics for combo in col_combos]
     for r, row in enumerate(candidate_rows):
@@ -412,7 +416,9 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
                 match = match[match["policy"] == entry.policy]
             if match.empty or int(match["point"].iloc[0]) not in points:
                 continue
-            found, label = _theory(points[int(match["point"].iloc[0])], entry)
+            found, label, reasons = _theory(points[int(match["point"].iloc[0])], entry)
+            if metric in reasons:
+                omissions.add(reasons[metric])
             if metric in found:
                 cells[r, c] = Value(found[metric])
                 found_labels.setdefault((r, c), set()).add(label)
@@ -439,7 +445,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
         if r in row_map and j is not None:
             table.cells[row_map[r], j] = cell
     _mark(table, summary)
-    table.caption = _caption(summary, table, scenario, bool(points))
+    table.caption = _caption(summary, table, scenario, bool(points), sorted(omissions))
     return table
 
 
@@ -487,7 +493,7 @@ def _mark(table: Pivot, summary: pd.DataFrame) -> None:
             table.cells[rc] = cell
 
 
-def _caption(summary: pd.DataFrame, table: Pivot, scenario: Any, theory: bool) -> str:
+def _caption(summary: pd.DataFrame, table: Pivot, scenario: Any, theory: bool, omissions: Sequence[str] = ()) -> str:
     name = table.name
     description = getattr(scenario, "description", None)
     parts = [f"{name}: {description}" if description else name]
@@ -507,4 +513,6 @@ def _caption(summary: pd.DataFrame, table: Pivot, scenario: Any, theory: bool) -
         text += " Δ: paired difference against the reference policy on the same jobs."
     if theory and any(table.row_kind(r) != MEASURED for r in range(len(table.rows))):
         text += " Theory rows name the approximation used."
+    if omissions:
+        text += " No theory for " + "; ".join(omissions) + "."
     return text

@@ -26,6 +26,11 @@ slotted: random           Poisson arrivals per slot, capacity 1 per slot  slotte
                           slot (a slot's arrivals routed together)        probability 1/N)
 ========================  ==============================================  ===========================
 
+A reference whose computation would exceed its budget (`analysis.theory.mean_field.LEVELS`
+levels, `ODE_WORK` for the pools' ODE, 2,048 states for the slotted chain: a threshold around 10^6
+at a load near 1, pools at about 100 tasks each) is given as `omitted`, its label the reason: the
+table shows no row for it and states the reason in its caption; docs/theory.md lists these limits.
+
 Every other reference is a continuous-time result: in slotted time (responses
 counted in whole slots, service by per-slot capacities) none of them holds, so
 none is given there.
@@ -52,10 +57,24 @@ MEAN_FIELD = "mean field, N → ∞"
 
 @dataclass(frozen=True)
 class Reference:
-    """A theoretical value and the approximation it comes from (e.g. "mean field, N → ∞")."""
+    """A theoretical value and the approximation it comes from (e.g. "mean field, N → ∞").
+
+    A value of NaN is a reference whose assumptions hold but whose computation would exceed
+    its budget; the label then says why (see `omitted`).
+    """
 
     value: float
     label: str
+
+    @property
+    def omitted(self) -> bool:
+        """True for a reference left out for its budget (its label is the reason)."""
+        return math.isnan(self.value)
+
+
+def omitted(reason: str) -> Reference:
+    """A reference that is not given, for the reason stated (a theory function's budget error)."""
+    return Reference(math.nan, reason)
 
 
 def _unit(scenario: Any) -> float | None:
@@ -76,16 +95,25 @@ def _exponential(scenario: Any) -> bool:
 
 
 @lru_cache(maxsize=512)
-def _threshold(load: float, d: int, threshold: int) -> tuple[float, float]:
-    """Mean response and messages per job (two per probe) of the threshold model's mean field."""
-    s = theory.threshold_fixed_point(load, d, threshold)
-    x = s[threshold] if threshold < len(s) else 0.0
-    return float(s[1:].sum() / load), 2.0 * float(sum(x**k for k in range(d)))
+def _threshold(load: float, d: int, threshold: int) -> tuple[Reference, Reference]:
+    """Mean response and messages per job (two per probe) of the threshold model's mean field.
+
+    Omitted where it needs more levels than `analysis.theory.mean_field.LEVELS` (see `theory.threshold_metrics`).
+    """
+    try:
+        response, probes = theory.threshold_metrics(load, d, threshold)
+    except (ValueError, RuntimeError) as error:  # over its levels, or a root search that did not converge
+        return omitted(str(error)), omitted(str(error))
+    return Reference(response, MEAN_FIELD), Reference(2.0 * probes, MEAN_FIELD)
 
 
 @lru_cache(maxsize=512)
-def _pool_blocking(load: float, capacity: int, d: int | None) -> float:
-    return theory.pool_blocking(load, capacity, d)
+def _pool_blocking(load: float, capacity: int, d: int) -> Reference:
+    """Blocking of pools under JSQ(d), mean field; omitted where its ODE exceeds its budget (`jsqd_pool_tail`)."""
+    try:
+        return Reference(theory.pool_blocking(load, capacity, d), MEAN_FIELD)
+    except (ValueError, RuntimeError) as error:
+        return omitted(str(error))
 
 
 def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict[str, Reference]:
@@ -103,9 +131,7 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if name == "sqd" and isinstance(d, int):
         found["mean_response"] = Reference(theory.sqd_response(load, d), MEAN_FIELD)
     elif name == "threshold" and isinstance(d, int):
-        response, messages = _threshold(load, d, params["threshold"])
-        found["mean_response"] = Reference(response, MEAN_FIELD)
-        found["messages_per_job"] = Reference(messages, MEAN_FIELD)
+        found["mean_response"], found["messages_per_job"] = _threshold(load, d, params["threshold"])
     elif name == "jiq" and scenario.system.dispatchers == 1:
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
@@ -121,9 +147,9 @@ def _pool(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if not (_exponential(scenario) and _zero_latency(scenario)):
         return {}
     if name == "sqd" and isinstance(d, int):
-        return {"blocked_fraction": Reference(_pool_blocking(load, capacity, d), MEAN_FIELD)}
+        return {"blocked_fraction": _pool_blocking(load, capacity, d)}
     if name == "jsq":
-        return {"blocked_fraction": Reference(_pool_blocking(load, capacity, None), "fluid limit, N → ∞")}
+        return {"blocked_fraction": Reference(theory.pool_blocking(load, capacity, None), "fluid limit, N → ∞")}
     return {}
 
 
@@ -147,26 +173,25 @@ def _slotted(point: Any, name: str, params: dict[str, Any]) -> dict[str, Referen
         response = theory.slotted_md1_response(point.load, same_slot, servers)
         label = "slotted M/D/1" + (", batches of a slot" if together else "") + ", exact"
     else:
-        chain = _poisson_capacity_response(point.load, same_slot, servers)
-        if chain is None:
-            return {}
-        response = chain
+        response, reason = _poisson_capacity_response(point.load, same_slot, servers)
+        if reason:
+            return {"mean_response": omitted(reason), "mean_queue_length": omitted(reason)}
         label = "slotted queue, Poisson capacity" + (", batches of a slot" if together else "") + ", exact"
     return {"mean_response": Reference(response, label),
             "mean_queue_length": Reference(point.load * response, label)}  # Little's law
 
 
 @functools.lru_cache(maxsize=256)
-def _poisson_capacity_response(load: float, same_slot: bool, servers: int) -> float | None:
-    """The slotted queue's mean response with Poisson(1) capacity; None where its chain is too large.
+def _poisson_capacity_response(load: float, same_slot: bool, servers: int) -> tuple[float, str]:
+    """The slotted queue's mean response with Poisson(1) capacity, and why not (NaN) where its chain is too large.
 
     A table asks for it once per cell; 2,048 states solve in a fraction of a second.
     """
     try:
         return theory.slotted_queue(load, capacity="poisson", same_slot=same_slot, servers=servers,
-                                    max_states=2048)["mean_response"]
-    except ValueError:
-        return None
+                                    max_states=2048)["mean_response"], ""
+    except ValueError as error:
+        return math.nan, str(error)
 
 
 def _applies(point: Any) -> bool:

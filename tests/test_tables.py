@@ -303,7 +303,10 @@ def test_no_continuous_theory_in_slotted_time(tmp_path: Path) -> None:
         theory.slotted_queue(0.9, capacity="poisson")["mean_response"])
     assert all(v == {} for v in poisson_alone.values())
     poisson_capacity = point(system__time="slotted")  # batches of 9 per slot: a chain too large here
-    assert all(v == {} for v in refs(poisson_capacity).values()) and bound(poisson_capacity) is None
+    too_large = refs(poisson_capacity)
+    omitted = too_large.pop("Random")  # left out, the reason in the caption (tests/test_theory_budget.py)
+    assert set(omitted) == {"mean_response", "mean_queue_length"} and all(map(math.isnan, omitted.values()))
+    assert all(v == {} for v in too_large.values()) and bound(poisson_capacity) is None
     # Nor a mean-field tail beside the measured occupancy.
     from analysis.occupancy import policies_of, theory_tail
     from emulator.experiment.output import write_scenario

@@ -25,7 +25,7 @@ Contents
     Join-Idle-Queue with dispatcher memory A (Lu et al.; Gamarnik, Tsitsiklis, Zubeldia):
     `jiq_response`, `jiq_messages`.
     Threshold model (Mitzenmacher): `threshold_tail`, `threshold_response`,
-    `threshold_probes`, `threshold_fixed_point`.
+    `threshold_probes`, `threshold_fixed_point`, `threshold_metrics`.
 `analysis.theory.pools`: server pools (Mukherjee, Borst, van Leeuwaarden, Whiting)
     `jsq_pool_fluid`, `jsqd_pool_tail`, `pool_blocking`.
 `analysis.theory.slotted`: slotted time (Zhou et al.)
@@ -45,6 +45,7 @@ from .mean_field import (
     sqd_response,
     sqd_tail,
     threshold_fixed_point,
+    threshold_metrics,
     threshold_probes,
     threshold_response,
     threshold_tail,
@@ -83,6 +84,7 @@ __all__ = [
     "sqd_response",
     "sqd_tail",
     "threshold_fixed_point",
+    "threshold_metrics",
     "threshold_probes",
     "threshold_response",
     "threshold_tail",

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from .mean_field import fixed_point
+from .mean_field import ODE_LEVELS, ODE_WORK, fixed_point
 from .queues import erlang_b
 
 
@@ -57,9 +57,13 @@ def jsq_pool_fluid(lam: float, capacity: int | None = None, levels: int | None =
 
 
 def _poisson_levels(lam: float, tol: float) -> int:
-    """A level past which the Poisson(lam) tail, random routing's pool occupancy, is below ``tol``."""
+    """A level past which the Poisson(lam) tail, random routing's pool occupancy, is below ``tol``.
+
+    The search stops past `ODE_LEVELS` (which `jsqd_pool_tail` refuses anyway), so it
+    costs at most that many steps whatever lam.
+    """
     K = math.ceil(lam) + 1
-    while math.exp(K * math.log(lam) - lam - math.lgamma(K + 1.0)) > tol:  # Poisson pmf
+    while K <= ODE_LEVELS and math.exp(K * math.log(lam) - lam - math.lgamma(K + 1.0)) > tol:  # Poisson pmf
         K += 1
     return K + 2
 
@@ -95,6 +99,13 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
     numpy.ndarray
         ``[q_0, ..., q_K]``.
 
+    Raises
+    ------
+    ValueError
+        If K exceeds `analysis.theory.mean_field.ODE_LEVELS`.
+    RuntimeError
+        If the ODE takes more than `analysis.theory.mean_field.ODE_WORK` to settle (see `fixed_point`).
+
     Examples
     --------
     d = 1 is the Poisson(lam) tail; large d approaches the JSQ fluid limit:
@@ -119,24 +130,34 @@ def jsqd_pool_tail(lam: float, d: int, capacity: int | None = None, levels: int 
         K = levels
     else:
         K = _poisson_levels(lam, tol)
+    if K > ODE_LEVELS:  # a load of hundreds of tasks per pool, and a capacity as large
+        raise ValueError(f"the JSQ({d}) mean field of pools at load {lam} needs more than {ODE_LEVELS} levels")
     i = np.arange(1, K + 1)
+    # Time in units of 1 / scale: the same fixed point, with drifts of order K however large lam
+    # is, so that the fixed point's tolerance on them stays reachable (lam = 1e300, B = 3 never settled).
+    scale = max(1.0, lam / K)
+    rate, power = lam / scale, float(min(d, 10**300))
+
+    def occupancy(y: np.ndarray) -> np.ndarray:
+        # Clipped to [0, 1], where q lives: outside it q^d can overflow for a large d.
+        return np.concatenate(([1.0], np.clip(y, 0.0, 1.0), [0.0]))
 
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:
-        q = np.concatenate(([1.0], y, [0.0]))
-        qd = q**d
-        return lam * (qd[i - 1] - qd[i]) - i * (q[i] - q[i + 1])
+        q = occupancy(y)
+        qd = q**power
+        return rate * (qd[i - 1] - qd[i]) - i / scale * (q[i] - q[i + 1])
 
     def jac(_t: float, y: np.ndarray) -> np.ndarray:
-        q = np.concatenate(([1.0], y, [0.0]))
-        slope = lam * d * np.abs(q) ** (d - 1)
+        q = occupancy(y)
+        slope = rate * power * q ** (power - 1)
         J = np.zeros((K, K))
         rows = np.arange(K)
-        J[rows, rows] = -slope[1:K + 1] - i
+        J[rows, rows] = -slope[1:K + 1] - i / scale
         J[rows[1:], rows[1:] - 1] = slope[1:K]
-        J[rows[:-1], rows[:-1] + 1] = i[:-1]
+        J[rows[:-1], rows[:-1] + 1] = i[:-1] / scale
         return J
 
-    y = fixed_point(rhs, jac, np.zeros(K))
+    y = fixed_point(rhs, jac, np.zeros(K), work=ODE_WORK)
     return np.concatenate(([1.0], np.clip(y, 0.0, 1.0)))
 
 
