@@ -447,3 +447,17 @@ def test_a_users_policy_whose_servers_ask_runs_as_the_built_in_one_with_faults(t
                      and not same(rows[0][key], rows[1][key])))
     """, tmp_path)
     assert out == "[]"
+
+
+def test_a_long_pause_of_the_arrivals_with_a_busy_timer_is_no_stall(tmp_path: Path) -> None:
+    """A trace that pauses for 800 time units (about 190 of its mean gaps) while a timer ticks 1,500 times
+    a unit: over a million events without a job moving (more than `Watch.idle_limit` at N = 4), but spread
+    over many gaps, as a correct run's quiet stretch is (an MMPP's low state, a trace's night)."""
+    times = [*range(100), *range(900, 1050)]  # gaps of 1, and once 800 without an arrival
+    (tmp_path / "trace.csv").write_text("time,size\n" + "".join(f"{t},0.5\n" for t in times))
+    message = _stalled("""
+        def meddle(model):
+            while True:
+                yield Timeout(model.env, 1 / 1500)
+    """, tmp_path, options='{"arrivals": {"kind": "trace", "path": "trace.csv"}}')
+    assert message == "finished"

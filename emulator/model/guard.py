@@ -6,9 +6,12 @@ chunks of `CHUNK` events and, between chunks, `Watch.check` compares a few
 counters of the recorder with their values at the last check (a few attribute
 reads per chunk: nothing per event). It fails the run with `StalledRun` when
 
-- no job moved for `Watch.idle_limit` events: none was sent to a server, and none
-  reached, left or was lost at one at a new time (a timer or failure cycles far
-  faster than the arrivals, a policy that sends nothing);
+- no job moved for `Watch.idle_limit` events, and the clock advanced less than
+  `QUIET_GAPS` mean gaps between arrivals meanwhile: none was sent to a server,
+  and none reached, left or was lost at one at a new time (timers or failure
+  cycles far faster than the arrivals, a policy that sends nothing). A quiet
+  stretch of bursty arrivals (an MMPP's low state, a trace's pause) may hold
+  that many events, but spread over many gaps;
 - the clock stood still for `Watch.still_limit` events (at a time so large that
   ``t + delay == t`` in floating point, or a zero-delay loop);
 - after the measurement window closed, `Watch.late_limit` jobs were sent without
@@ -32,6 +35,8 @@ from ..errors import StalledRun
 
 CHUNK = 4096
 """Events processed between two checks: the check's cost is spread over this many events."""
+QUIET_GAPS = 10.0
+"""Mean gaps between arrivals that `Watch.idle_limit` events without a job moving must span at least."""
 
 
 class Watch:
@@ -46,13 +51,15 @@ class Watch:
     servers, dispatchers : int
     jobs : int
         Warm-up plus measured jobs: the run's own arrivals.
+    rate : float
+        The arrival rate (jobs per unit time).
     suspect : callable
         Called with the stall's kind (``idle``, ``still``, ``late``) and the time;
         returns the scenario key most likely at fault, as a phrase, or "".
     """
 
     def __init__(self, env: simpy.Environment, recorder: Any, servers: int, dispatchers: int, jobs: int,
-                 suspect: Callable[[str, float], str]) -> None:
+                 rate: float, suspect: Callable[[str, float], str]) -> None:
         self.env = env
         self.recorder = recorder
         self.suspect = suspect
@@ -61,8 +68,12 @@ class Watch:
         # to every server and dispatcher), and the timers and up/down cycles of one gap between
         # arrivals: JBT-d's updates are bounded at 1,000 messages per arriving job. 1,000 times
         # that needs a gap of hundreds of mean gaps (probability below e^-100), or timers or
-        # failure cycles hundreds of times as frequent as the arrivals.
+        # failure cycles hundreds of times as frequent as the arrivals. Arrivals may pause for many
+        # mean gaps (an MMPP's low state, a batch process, a trace), so that many events count as a
+        # stall only when they also spanned fewer than QUIET_GAPS mean gaps: a correct run's events
+        # over 1,000 gaps' worth, packed 100 times as densely.
         self.idle_limit = 1_000 * (2 * (servers + dispatchers) + 1_000)
+        self.quiet = QUIET_GAPS / rate
         # At one instant a correct run processes what the jobs arriving then send: a batch (or a
         # slot's arrivals), at most all its jobs, each with its messages. Any more is a clock that
         # cannot move.
@@ -76,7 +87,8 @@ class Watch:
         self.transfers = recorder.transfers
         self.last = recorder.last
         self.finished = recorder.finished
-        self.idle = 0  # events since a job last moved
+        self.idle = 0  # events since a job last moved, or since `moved` if that was long ago
+        self.moved = env.now  # when the count of `idle` began
         self.still = 0  # events since the clock last moved
         self.since = recorder.transfers  # transfers when a measured job last finished
 
@@ -89,11 +101,13 @@ class Watch:
             self.still += events
         transfers, last = recorder.transfers, recorder.last
         if transfers != self.transfers or last != self.last:
-            self.transfers, self.last, self.idle = transfers, last, 0
+            self.transfers, self.last, self.idle, self.moved = transfers, last, 0, now
         else:
             self.idle += events
         if recorder.finished != self.finished or len(recorder.window) < 2:
             self.finished, self.since = recorder.finished, transfers
+        if self.idle > self.idle_limit and now - self.moved >= self.quiet:  # a quiet stretch: count anew
+            self.idle, self.moved = 0, now
         if self.idle > self.idle_limit:
             standing = ", the clock standing still" if self.still >= self.idle else ""
             self.fail("idle", f"no job was sent, reached a server or left one for {self.idle:,} events{standing}")
