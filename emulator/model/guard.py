@@ -24,6 +24,7 @@ correct run does not reach them; see `Watch.__init__`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from itertools import repeat
 from typing import Any
@@ -106,7 +107,9 @@ class Watch:
             self.idle += events
         if recorder.finished != self.finished or len(recorder.window) < 2:
             self.finished, self.since = recorder.finished, transfers
-        if self.idle > self.idle_limit and now - self.moved >= self.quiet:  # a quiet stretch: count anew
+        if self.idle > self.idle_limit and now - self.moved >= self.quiet and math.ulp(now) < 1e-6 * self.quiet:
+            # A quiet stretch: count anew. Not on a clock too coarse to resolve the gaps between arrivals
+            # (past t = 1e300 a period moves it, a job's service does not): there, only events count.
             self.idle, self.moved = 0, now
         if self.idle > self.idle_limit:
             standing = ", the clock standing still" if self.still >= self.idle else ""
