@@ -78,7 +78,7 @@ def check_policy(cls: type[Policy]) -> None:
             check()
         except AssertionError as exc:
             raise AssertionError(f"{cls.__name__} fails {name}: {exc}") from exc
-        except Exception as exc:  # the policy's own code failed inside the check
+        except (Exception, SystemExit) as exc:  # the policy's own code failed (or called exit()) inside the check
             raise AssertionError(f"{cls.__name__} fails {name}: {describe(exc)}") from exc
 
 

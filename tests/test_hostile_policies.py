@@ -61,6 +61,18 @@ def drops(self, dispatcher, job):  # one job in a hundred, without a word
         dispatcher.send(job, dispatcher.servers[job.id % len(dispatcher.servers)])
 
 
+def forever(self, dispatcher, job):  # asks again at every reply, and never sends
+    def again(replies):
+        self.channel.ask([dispatcher.servers[0]], lambda server: server.length, again)
+    self.channel.ask([dispatcher.servers[0]], lambda server: server.length, again)
+
+
+def exits(self, dispatcher, job):
+    if job.id == 50:
+        raise SystemExit(3)
+    dispatcher.send(job, dispatcher.servers[0])
+
+
 def two_choices(keep_all):
     def dispatch(self, dispatcher, job):
         servers = dispatcher.servers
@@ -149,6 +161,28 @@ def test_a_policy_that_drops_a_job_once_its_replies_are_in_fails_naming_it(tmp_p
     error = _policy_run("two_choices(keep_all=False)", tmp_path, network)
     assert error == "PolicyError: policy 'mine' did not send job 17: the replies to its queries came in and it " \
                     "was still not sent"
+
+
+@pytest.mark.parametrize("network", ["{}", LATENCY])
+def test_a_policy_that_asks_again_at_every_reply_fails_naming_it(tmp_path: Path, network: str) -> None:
+    """Its job is never sent, but always has a question out: it would keep the run going for ever."""
+    error = _policy_run("forever", tmp_path, network)
+    assert re.fullmatch(r"PolicyError: policy 'mine' did not send job \d+: it asked about it 150 times "
+                        r"\(10 \(N \+ D\) \+ 100\) and still had not sent it", error), error
+
+
+def test_a_policy_that_calls_exit_fails_its_task_not_the_run(tmp_path: Path) -> None:
+    """`SystemExit` from a policy's code is the task's failure, in one line; the other policy's rows are kept."""
+    out = _run("""
+        emulator.register_policy(make("mine", exits))
+        results = emulator.run({"name": "h", "replications": 1, "run": {"jobs": 500, "warmup_jobs": 50,
+                                "engine": "simpy"}, "system": {"servers": 4},
+                                "policies": [{"name": "mine"}, {"name": "random"}]}, workers=1)
+        print([error for _, error in results.errors])
+        print(list(results.runs["policy"]))
+    """, tmp_path)
+    line = POLICIES.splitlines().index("        raise SystemExit(3)") + 1
+    assert out.splitlines() == [f"['SystemExit: 3 (at mine.py:{line})']", "['Random']"], out
 
 
 @pytest.mark.parametrize("network", [
@@ -461,3 +495,16 @@ def test_a_long_pause_of_the_arrivals_with_a_busy_timer_is_no_stall(tmp_path: Pa
                 yield Timeout(model.env, 1 / 1500)
     """, tmp_path, options='{"arrivals": {"kind": "trace", "path": "trace.csv"}}')
     assert message == "finished"
+
+
+def test_a_policy_that_calls_exit_fails_check_policy_naming_the_check(restored: None) -> None:
+    def dispatch(self: Any, dispatcher: Any, job: Any) -> None:
+        if job.id == 50:
+            raise SystemExit(3)
+        dispatcher.send(job, dispatcher.servers[0])
+
+    cls = register_policy(_make("quitter", dispatch=dispatch))
+    with pytest.raises(AssertionError) as info:
+        check_policy(cls)
+    assert str(info.value).startswith("QuitterPolicy fails runs_everywhere: SystemExit: 3 (at "
+                                      "test_hostile_policies.py:")

@@ -95,7 +95,7 @@ def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, s
     """`run_task`, with an exception turned into its one-line description."""
     try:
         return run_task(task, progress), None
-    except Exception as exc:  # a failing task must not stop the others
+    except (Exception, SystemExit) as exc:  # a failing task must not stop the others (nor a policy's exit())
         return None, describe(exc)
 
 

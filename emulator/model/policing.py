@@ -10,7 +10,9 @@ the dispatchers' ``receive`` and ``send`` and the channel's ``ask`` of one model
 A job counts as dropped when ``dispatch`` returned without sending it and without
 sending any control message (nothing can answer), or when every ``ask`` made for
 it, while it was being dispatched or when earlier replies came in, has had its
-replies and it is still not sent.
+replies and it is still not sent. A job asked about more than `ROUNDS_PER_SERVER`
+x (N + D) + `ROUNDS` times without being sent fails the run too: a policy that asks
+again at every reply would otherwise keep it, and the run, going for ever.
 """
 
 from __future__ import annotations
@@ -20,10 +22,16 @@ from typing import Any
 
 from ..errors import PolicyError
 
+ROUNDS_PER_SERVER, ROUNDS = 10, 100
+"""A job may be asked about at most 10 (N + D) + 100 times before it is sent: enough to probe every server and
+dispatcher one at a time, several times over, and to retry through lost replies."""
+
 
 def watch(dispatchers: Sequence[Any], channel: Any, servers: Sequence[Any], name: str) -> None:
     """Check every job the policy ``name`` handles through ``dispatchers`` and ``channel``; see the module."""
     known = {id(server) for server in servers}
+    most = ROUNDS_PER_SERVER * (len(servers) + len(dispatchers)) + ROUNDS
+    rounds: dict[int, int] = {}  # job id -> asks made for it so far, while it is unsent
     current: list[Any] = [None]  # the job whose dispatch, or whose replies, the policy is handling
     asking: dict[int, int] = {}  # job id -> asks made for it whose replies are still to come
 
@@ -57,6 +65,7 @@ def watch(dispatchers: Sequence[Any], channel: Any, servers: Sequence[Any], name
             if not unsent(job):
                 raise PolicyError(f"policy {name!r} sent job {job.id} to a server twice (again to server "
                                   f"{server.id}, at t={dispatcher.env.now:g})")
+            rounds.pop(job.id, None)
             send(job, server)
 
         dispatcher.receive = checked_receive
@@ -70,6 +79,10 @@ def watch(dispatchers: Sequence[Any], channel: Any, servers: Sequence[Any], name
             ask(targets, answer, then, asker)
             return
         asking[job.id] = asking.get(job.id, 0) + 1
+        rounds[job.id] = asked = rounds.get(job.id, 0) + 1
+        if asked > most:
+            raise PolicyError(f"policy {name!r} did not send job {job.id}: it asked about it {most:,} times "
+                              f"(10 (N + D) + 100) and still had not sent it")
 
         def replied(replies: list[int]) -> None:
             handling(job, lambda: then(replies))
