@@ -369,6 +369,14 @@ def test_jiq_d_may_be_an_expression_in_n() -> None:
     refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N / 3"}])  # not a whole number
 
 
+@pytest.mark.parametrize("faults", [{}, {"loss": 1e-9, "timeout": 1.0}])
+def test_the_threshold_policy_probes_many_servers_without_nesting_calls(faults: dict[str, Any]) -> None:
+    # Zero latency: each reply comes within its query. 2,000 probes of busy servers once nested 2,000 calls deep.
+    row = emulator.simulate("threshold", servers=10, load=0.95, jobs=300, warmup_jobs=0, d=2000, replace=True,
+                            engine="simpy", **faults)
+    assert row["jobs"] == 300 and row["messages_per_job"] > 2
+
+
 def test_a_key_swept_twice_is_refused() -> None:
     refused("zip.0", sweep={"workload.load": [0.5, 0.6]}, zip=[{"workload.load": [0.7], "system.servers": [10]}])
     refused("zip.1", zip=[{"workload.load": [0.7]}, {"workload.load": [0.5], "system.servers": [10]}])
