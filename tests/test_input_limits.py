@@ -369,6 +369,33 @@ def test_jiq_d_may_be_an_expression_in_n() -> None:
     refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N / 3"}])  # not a whole number
 
 
+@pytest.mark.parametrize("policy", [
+    {"name": "sqd", "d": 2**63, "replace": True},  # past a C long: every task failed
+    {"name": "threshold", "d": 2**63 - 1, "threshold": 2, "replace": True},  # numpy: "array is too big"
+    {"name": "sqd", "d": "N**40", "replace": True},  # the same, once resolved
+    {"name": "threshold", "d": 1_000_001, "replace": True},
+])
+def test_a_sample_with_replacement_is_at_most_the_largest_n(policy: dict[str, Any]) -> None:
+    # With replacement d may exceed N, but a job's d samples cost work and memory whatever N is.
+    message = refused("policies.0.d", policies=[policy])
+    resolved = round(10.0**40) if policy["d"] == "N**40" else policy["d"]  # expressions are evaluated in floats
+    assert "expected at most 1,000,000" in message and message.endswith(f"got {resolved}"), message
+
+
+@pytest.mark.parametrize("policy", ["sqd", "threshold"])
+def test_a_sample_with_replacement_just_inside_the_bound_runs_on_both_engines(policy: str) -> None:
+    # The compiled engine must give SimPy's row; 10**30 is a threshold (random routing in effect), no sample size.
+    options: dict[str, Any] = {"servers": 6, "jobs": 10, "warmup_jobs": 0, "d": 1_000_000, "replace": True}
+    if policy == "threshold":
+        options["threshold"] = 10**30
+    rows = [emulator.simulate(policy, engine=engine, **options) for engine in ("simpy", "compiled")]
+    assert [row.pop("engine") for row in rows] == ["simpy", "compiled"]
+    assert rows[0]["jobs"] == 10 and rows[0]["messages_per_job"] == (2_000_000 if policy == "sqd" else 2)
+    for row in rows:
+        del row["wall_seconds"]
+    assert repr(rows[0]) == repr(rows[1])
+
+
 @pytest.mark.parametrize("faults", [{}, {"loss": 1e-9, "timeout": 1.0}])
 def test_the_threshold_policy_probes_many_servers_without_nesting_calls(faults: dict[str, Any]) -> None:
     # Zero latency: each reply comes within its query. 2,000 probes of busy servers once nested 2,000 calls deep.

@@ -54,6 +54,10 @@ class _Expression:
 
 EXPRESSION = _Expression()
 
+MAX_SAMPLES = 1_000_000
+"""Servers a job samples with replacement, at most: the bound on ``system.servers``, so that its work and
+memory grow with the jobs simulated, not with ``d`` (``d: 2**63`` failed every task)."""
+
 IntOrExpr = Annotated[Annotated[int, Field(ge=1)] | str, BeforeValidator(_check_expression), EXPRESSION]
 """An integer >= 1, or an arithmetic expression in N evaluated per sweep point."""
 
@@ -145,8 +149,14 @@ class Policy:
     def check(cls, config: Any, point: PointView) -> dict[str, str]:
         """Checks that need the resolved sweep point: ``{field: problem}``; empty if fine."""
         d = getattr(config, "d", None)
-        if isinstance(d, int) and d > point.servers and not getattr(config, "replace", False):
-            return {"d": f"expected at most N={point.servers} servers to sample, got {d}"}
+        if not isinstance(d, int):
+            return {}
+        if not getattr(config, "replace", False):
+            if d > point.servers:
+                return {"d": f"expected at most N={point.servers} servers to sample, got {d}"}
+        elif d > MAX_SAMPLES:
+            return {"d": f"expected at most {MAX_SAMPLES:,} servers sampled with replacement (a job's 2d messages "
+                         f"then cost at most what JSQ's 2N do at the largest N), got {d}"}
         return {}
 
     @classmethod
