@@ -404,6 +404,20 @@ def test_the_threshold_policy_probes_many_servers_without_nesting_calls(faults: 
     assert row["jobs"] == 300 and row["messages_per_job"] > 2
 
 
+@pytest.mark.parametrize("label, says", [
+    ("a\rb", "got 'a\\rb'"),  # once written unquoted into summary.csv, which then read as cut short
+    ("a\nb", "got 'a\\nb'"),
+    ("a\x00b", "got 'a\\x00b'"),
+    ("a\u2028b", "got 'a\\u2028b'"),  # a line separator: str.splitlines splits there
+    ("x" * 201, "got 201 characters"),
+    ("  ", "expected a non-empty string"),
+])
+def test_a_label_is_one_short_line_of_text(label: str, says: str) -> None:
+    message = refused("policies.0.label", policies=[{"name": "random", "label": label}, {"name": "jsq"}])
+    assert says in message, message
+    Scenario.from_dict(with_keys(policies=[{"name": "random", "label": "x" * 200}, {"name": "jsq", "label": "é ≤ λ"}]))
+
+
 def test_a_key_swept_twice_is_refused() -> None:
     refused("zip.0", sweep={"workload.load": [0.5, 0.6]}, zip=[{"workload.load": [0.7], "system.servers": [10]}])
     refused("zip.1", zip=[{"workload.load": [0.7]}, {"workload.load": [0.5], "system.servers": [10]}])

@@ -6,7 +6,8 @@ A policy is one class, registered by name (`emulator.policies.register_policy`):
   ``label``); scenario validation and the JSON Schema pick it up from the registry.
   A field annotated `IntOrExpr` may be an expression in N; the policy receives its
   Config resolved at the sweep point (`PolicyConfig.resolve`), expressions evaluated.
-- ``label(config)``: the display label, e.g. ``SQ(2)``: a non-empty string.
+- ``label(config)``: the display label, e.g. ``SQ(2)``: one line of text, at most 200 characters
+  without control characters (`emulator.scenario.sweep.label_problem`, as for a scenario's ``label:``).
 - ``messages``: one line on its control-message cost, for ``lbemu policies``.
 - ``check(config, point)``: problems that need the resolved sweep point (N, the
   dispatchers, the arrival rate), as ``{field: problem}`` (None counts as none); ``check_speeds``:
