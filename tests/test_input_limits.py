@@ -180,6 +180,8 @@ JSQ = {"name": "jsq"}
 BOUNDS = [
     # (dotted key named, keys to set, a value just inside the bound that must be accepted)
     ("system.servers", {"system__servers": 1_000_000_000}, {"system__servers": 1000}),
+    ("system.dispatchers", {"system__dispatchers": 10**12, "policies": [{"name": "jiq", "d": 10**11}]},
+     {"system__dispatchers": 1_000_000, "policies": [{"name": "jiq", "d": 1_000_000}]}),
     ("workload.service.mean", {"workload__service": {"mean": 1.0e-310}}, {"workload__service": {"mean": 1e-90}}),
     ("workload.service.mean", {"workload__service": {"mean": 1e308}}, {"workload__service": {"mean": 1e90}}),
     ("workload.arrivals.mean_batch", {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 1e9}},
