@@ -398,6 +398,8 @@ def test_a_check_that_returns_none_means_no_problems(restored: None) -> None:
      "policies.0: policy 'odd': label: expected a non-empty string, got None (or set label: in the scenario)"),
     ("label", classmethod(lambda cls, config: 7),
      "policies.0: policy 'odd': label: expected a non-empty string, got 7 (or set label: in the scenario)"),
+    ("label", classmethod(lambda cls, config: "a\nb"),  # would print as two rows of a table
+     r"policies.0: policy 'odd': label: expected .*no control.*, got 'a\\nb' \(or set label: in the scenario\)"),
 ])
 def test_a_policy_whose_check_or_label_misbehaves_is_refused_in_one_line(
         restored: None, attribute: str, value: Any, expected: str) -> None:

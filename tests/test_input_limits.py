@@ -180,6 +180,8 @@ JSQ = {"name": "jsq"}
 BOUNDS = [
     # (dotted key named, keys to set, a value just inside the bound that must be accepted)
     ("system.servers", {"system__servers": 1_000_000_000}, {"system__servers": 1000}),
+    ("system.dispatchers", {"system__dispatchers": 10**12, "policies": [{"name": "jiq", "d": 10**11}]},
+     {"system__dispatchers": 1_000_000, "policies": [{"name": "jiq", "d": 1_000_000}]}),
     ("workload.service.mean", {"workload__service": {"mean": 1.0e-310}}, {"workload__service": {"mean": 1e-90}}),
     ("workload.service.mean", {"workload__service": {"mean": 1e308}}, {"workload__service": {"mean": 1e90}}),
     ("workload.arrivals.mean_batch", {"workload__arrivals": {"kind": "batch_poisson", "mean_batch": 1e9}},
@@ -367,6 +369,55 @@ def test_jiq_d_may_be_an_expression_in_n() -> None:
     message = refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N"}])
     assert "system.dispatchers=8" in message and "got 100" in message
     refused("policies.0.d", system=system, policies=[{"name": "jiq", "d": "N / 3"}])  # not a whole number
+
+
+@pytest.mark.parametrize("policy", [
+    {"name": "sqd", "d": 2**63, "replace": True},  # past a C long: every task failed
+    {"name": "threshold", "d": 2**63 - 1, "threshold": 2, "replace": True},  # numpy: "array is too big"
+    {"name": "sqd", "d": "N**40", "replace": True},  # the same, once resolved
+    {"name": "threshold", "d": 1_000_001, "replace": True},
+])
+def test_a_sample_with_replacement_is_at_most_the_largest_n(policy: dict[str, Any]) -> None:
+    # With replacement d may exceed N, but a job's d samples cost work and memory whatever N is.
+    message = refused("policies.0.d", policies=[policy])
+    resolved = round(10.0**40) if policy["d"] == "N**40" else policy["d"]  # expressions are evaluated in floats
+    assert "expected at most 1,000,000" in message and message.endswith(f"got {resolved}"), message
+
+
+@pytest.mark.parametrize("policy", ["sqd", "threshold"])
+def test_a_sample_with_replacement_just_inside_the_bound_runs_on_both_engines(policy: str) -> None:
+    # The compiled engine must give SimPy's row; 10**30 is a threshold (random routing in effect), no sample size.
+    options: dict[str, Any] = {"servers": 6, "jobs": 10, "warmup_jobs": 0, "d": 1_000_000, "replace": True}
+    if policy == "threshold":
+        options["threshold"] = 10**30
+    rows = [emulator.simulate(policy, engine=engine, **options) for engine in ("simpy", "compiled")]
+    assert [row.pop("engine") for row in rows] == ["simpy", "compiled"]
+    assert rows[0]["jobs"] == 10 and rows[0]["messages_per_job"] == (2_000_000 if policy == "sqd" else 2)
+    for row in rows:
+        del row["wall_seconds"]
+    assert repr(rows[0]) == repr(rows[1])
+
+
+@pytest.mark.parametrize("faults", [{}, {"loss": 1e-9, "timeout": 1.0}])
+def test_the_threshold_policy_probes_many_servers_without_nesting_calls(faults: dict[str, Any]) -> None:
+    # Zero latency: each reply comes within its query. 2,000 probes of busy servers once nested 2,000 calls deep.
+    row = emulator.simulate("threshold", servers=10, load=0.95, jobs=300, warmup_jobs=0, d=2000, replace=True,
+                            engine="simpy", **faults)
+    assert row["jobs"] == 300 and row["messages_per_job"] > 2
+
+
+@pytest.mark.parametrize("label, says", [
+    ("a\rb", "got 'a\\rb'"),  # once written unquoted into summary.csv, which then read as cut short
+    ("a\nb", "got 'a\\nb'"),
+    ("a\x00b", "got 'a\\x00b'"),
+    ("a\u2028b", "got 'a\\u2028b'"),  # a line separator: str.splitlines splits there
+    ("x" * 201, "got 201 characters"),
+    ("  ", "expected a non-empty string"),
+])
+def test_a_label_is_one_short_line_of_text(label: str, says: str) -> None:
+    message = refused("policies.0.label", policies=[{"name": "random", "label": label}, {"name": "jsq"}])
+    assert says in message, message
+    Scenario.from_dict(with_keys(policies=[{"name": "random", "label": "x" * 200}, {"name": "jsq", "label": "é ≤ λ"}]))
 
 
 def test_a_key_swept_twice_is_refused() -> None:

@@ -6,7 +6,8 @@ A policy is one class, registered by name (`emulator.policies.register_policy`):
   ``label``); scenario validation and the JSON Schema pick it up from the registry.
   A field annotated `IntOrExpr` may be an expression in N; the policy receives its
   Config resolved at the sweep point (`PolicyConfig.resolve`), expressions evaluated.
-- ``label(config)``: the display label, e.g. ``SQ(2)``: a non-empty string.
+- ``label(config)``: the display label, e.g. ``SQ(2)``: one line of text, at most 200 characters
+  without control characters (`emulator.scenario.sweep.label_problem`, as for a scenario's ``label:``).
 - ``messages``: one line on its control-message cost, for ``lbemu policies``.
 - ``check(config, point)``: problems that need the resolved sweep point (N, the
   dispatchers, the arrival rate), as ``{field: problem}`` (None counts as none); ``check_speeds``:
@@ -53,6 +54,10 @@ class _Expression:
 
 
 EXPRESSION = _Expression()
+
+MAX_SAMPLES = 1_000_000
+"""Servers a job samples with replacement, at most: the bound on ``system.servers``, so that its work and
+memory grow with the jobs simulated, not with ``d`` (``d: 2**63`` failed every task)."""
 
 IntOrExpr = Annotated[Annotated[int, Field(ge=1)] | str, BeforeValidator(_check_expression), EXPRESSION]
 """An integer >= 1, or an arithmetic expression in N evaluated per sweep point."""
@@ -145,8 +150,14 @@ class Policy:
     def check(cls, config: Any, point: PointView) -> dict[str, str]:
         """Checks that need the resolved sweep point: ``{field: problem}``; empty if fine."""
         d = getattr(config, "d", None)
-        if isinstance(d, int) and d > point.servers and not getattr(config, "replace", False):
-            return {"d": f"expected at most N={point.servers} servers to sample, got {d}"}
+        if not isinstance(d, int):
+            return {}
+        if not getattr(config, "replace", False):
+            if d > point.servers:
+                return {"d": f"expected at most N={point.servers} servers to sample, got {d}"}
+        elif d > MAX_SAMPLES:
+            return {"d": f"expected at most {MAX_SAMPLES:,} servers sampled with replacement (a job's 2d messages "
+                         f"then cost at most what JSQ's 2N do at the largest N), got {d}"}
         return {}
 
     @classmethod

@@ -10,6 +10,8 @@ from pydantic import Field
 from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length
 from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
+ASKING, ANSWERED_LATER = -1, -2  # a probe's state, else the index of the next probe to start
+
 
 class ThresholdConfig(PolicyConfig):
     name: Literal["threshold"] = "threshold"
@@ -61,13 +63,26 @@ class ThresholdPolicy(Policy):
         self._probe(dispatcher, job, [servers[i] for i in order], 0)
 
     def _probe(self, dispatcher: DispatcherView, job: JobView, probes: list[ServerView], i: int) -> None:
-        server = probes[i]
+        """Probe ``probes[i]``, then the next ones until one is below the threshold or none is left.
 
-        def on_reply(lengths: list[int]) -> None:
-            if lengths[0] < self.threshold or i + 1 == len(probes):
-                dispatcher.send(job, server)
-            else:
-                self._probe(dispatcher, job, probes, i + 1)
+        Without latency a reply comes back within its query: the next probe is then
+        started by this loop, not by the reply, so d probes nest no d calls deep.
+        """
+        while True:
+            server = probes[i]
+            # ASKING while the query is out; the next probe's index if the reply came back within it.
+            state = [ASKING]
 
-        dispatcher.channel.ask([server], queue_length, on_reply)
+            def on_reply(lengths: list[int], i: int = i, server: ServerView = server, state: list[int] = state) -> None:
+                if lengths[0] < self.threshold or i + 1 == len(probes):
+                    dispatcher.send(job, server)
+                elif state[0] == ASKING:
+                    state[0] = i + 1
+                else:  # a reply after latency: no loop is waiting for it
+                    self._probe(dispatcher, job, probes, i + 1)
 
+            dispatcher.channel.ask([server], queue_length, on_reply)
+            if state[0] == ASKING:  # no reply yet, or the job was sent
+                state[0] = ANSWERED_LATER
+                return
+            i = state[0]

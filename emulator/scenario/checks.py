@@ -63,6 +63,9 @@ def check_size(scenario: Scenario) -> None:
     if system.servers > MAX_SERVERS:
         raise ScenarioError(f"system.servers: expected at most {MAX_SERVERS:,} (each server holds memory "
                             f"and a process), got {system.servers}")
+    if system.dispatchers > MAX_SERVERS:  # as servers: each dispatcher holds memory (about 1 kB) and its state
+        raise ScenarioError(f"system.dispatchers: expected at most {MAX_SERVERS:,} (each dispatcher holds memory "
+                            f"and its policy's state), got {system.dispatchers}")
     low, high = TIME_RANGE
     mean = workload.service.mean
     if not low <= mean <= high:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import itertools
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -217,7 +218,7 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
             raise ScenarioError(f"policies.{i}.{exc.key}: {exc.problem}") from None
         for key, problem in _problems(cls, config, view, i).items():
             raise ScenarioError(f"policies.{i}.{key}: {problem}")
-        policies.append(ResolvedPolicy(entry.name, entry.label or _label(cls, config, i), config))
+        policies.append(ResolvedPolicy(entry.name, _label(cls, config, entry.label, i), config))
     labels = [policy.label for policy in policies]
     for label in labels:
         if labels.count(label) > 1:
@@ -248,18 +249,45 @@ def _problems(cls: type[Policy], config: Any, view: Any, i: int) -> dict[str, st
     return problems
 
 
-def _label(cls: type[Policy], config: Any, i: int) -> str:
-    """The policy's default label; a label() that fails or gives no text is refused in one line."""
-    try:
-        label = cls.label(config)
-    except Exception as exc:  # the policy's own code
-        raise ScenarioError(f"policies.{i}: policy {cls.name!r}: label raised {describe(exc)}") from None
-    if not (isinstance(label, str) and label.strip()):
-        raise ScenarioError(f"policies.{i}: policy {cls.name!r}: label: expected a non-empty string, "
-                            f"got {show(label)} (or set label: in the scenario)")
+MAX_LABEL = 200
+"""Characters in a policy's label, at most: it is a row of a table and an entry of a plot's legend."""
+
+
+def _label(cls: type[Policy], config: Any, given: str | None, i: int) -> str:
+    """The scenario's ``label:``, else the policy's own; one that is no short line of text is refused in one line.
+
+    A label that failed or gave no text from the policy's ``label()`` is refused as
+    well, naming the policy.
+    """
+    if given is not None:
+        key, label = f"policies.{i}.label", given
+    else:
+        key = f"policies.{i}: policy {cls.name!r}: label"
+        try:
+            label = cls.label(config)
+        except Exception as exc:  # the policy's own code
+            raise ScenarioError(f"policies.{i}: policy {cls.name!r}: label raised {describe(exc)}") from None
+    problem = label_problem(label)
+    if problem is not None:
+        hint = "" if given is not None else " (or set label: in the scenario)"
+        raise ScenarioError(f"{key}: {problem}{hint}")
     return label
 
 
+def label_problem(label: Any) -> str | None:
+    """What keeps ``label`` from being a policy's label (``expected ..., got ...``), or None.
+
+    A label is one line of text: results files, tables and legends hold it as it is,
+    so a line break or another control character would cut their rows (a carriage
+    return in ``summary.csv`` made it read as cut short).
+    """
+    if not (isinstance(label, str) and label.strip()):
+        return f"expected a non-empty string, got {show(label)}"
+    if len(label) > MAX_LABEL:
+        return f"expected at most {MAX_LABEL} characters, got {len(label):,} characters"
+    if any(unicodedata.category(char) in ("Cc", "Zl", "Zp") for char in label):
+        return f"expected one line of text with no control characters or line breaks, got {show(label)}"
+    return None
 
 
 @dataclass(frozen=True)
