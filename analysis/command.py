@@ -12,6 +12,7 @@ stderr, ``python -m analysis.<module>: error: <what>``, with exit status 2.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -82,11 +83,18 @@ def read(folder: Path) -> pd.DataFrame:
     return summary
 
 
-def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], text: Sequence[str] = ()) -> None:
-    """`ScenarioError` unless ``summary`` has rows, the columns ``text`` and the columns ``numbers`` holding numbers.
+def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], text: Sequence[str] = (),
+                   keys: Sequence[str] = ()) -> None:
+    """`ScenarioError` unless ``summary`` has rows and the columns a table and its figure read, with usable values.
 
-    ``what`` names what needs them in the message, e.g. ``the faults table``. NaN
-    counts as a number: each command says what it makes of a missing value.
+    ``what`` names what needs them in the message, e.g. ``the faults table``.
+    ``text`` and ``keys`` (among ``numbers``) name a row, a policy or a sweep
+    point: each needs a value in every row, or rows would drop out of their
+    groups unseen. The columns ``numbers`` hold numbers, and so do their
+    intervals (``<column>_ci95``) where the summary has them. NaN counts as a
+    number: each command says what it makes of a missing value. No number may
+    be infinite and no interval negative: lbemu writes neither, and a figure
+    cannot place them.
     """
     from emulator.experiment.output import expect_numbers
 
@@ -95,4 +103,32 @@ def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], tex
         raise ScenarioError(f"summary.csv: expected a column '{missing[0]}' for {what}, got none")
     if summary.empty:
         raise ScenarioError(f"summary.csv: expected a row per sweep point and policy for {what}, got none")
-    expect_numbers(summary, numbers)
+    intervals = [f"{column}_ci95" for column in numbers if f"{column}_ci95" in summary.columns]
+    columns = list(dict.fromkeys((*numbers, *intervals)))
+    expect_numbers(summary, columns)
+    for column in (*text, *keys):
+        _expect_no_blank(summary[column], what)
+    for column in columns:
+        _expect_finite(summary[column], what, least=0.0 if column.endswith("_ci95") else -math.inf)
+
+
+def _line(mask: pd.Series) -> int:
+    """The line of summary.csv holding the first row where ``mask`` is true (the header is line 1)."""
+    return int(mask.to_numpy().argmax()) + 2
+
+
+def _expect_no_blank(values: pd.Series, what: str) -> None:
+    blank = values.isna()
+    if blank.any():
+        raise ScenarioError(f"summary.csv: expected a value in column '{values.name}' on every line for {what}, "
+                            f"got a blank on line {_line(blank)}")
+
+
+def _expect_finite(values: pd.Series, what: str, least: float) -> None:
+    numbers = values.astype(float)  # numbers already, perhaps read as text
+    bad = numbers.isin([math.inf, -math.inf]) | (numbers < least)
+    if bad.any():
+        value = float(numbers[bad].iloc[0])
+        expected = "finite numbers" if least == -math.inf else f"finite numbers of at least {least:g}"
+        raise ScenarioError(f"summary.csv: expected {expected} in column '{values.name}' for {what}, "
+                            f"got {value:g} on line {_line(bad)}")

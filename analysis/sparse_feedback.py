@@ -56,9 +56,11 @@ def frontier(summary: pd.DataFrame) -> pd.DataFrame:
     ------
     emulator.ScenarioError
         If a point has no JSQ row, a policy has no mean wait or messages per job
-        (NaN), or ``summary`` lacks a column it reads.
+        (NaN), or ``summary`` lacks a column it reads, has a row without a policy
+        or a point, or an infinite number (`analysis.command.expect_columns`).
     """
-    command.expect_columns(summary, "the comparison with JSQ", NUMBERS, text=("policy", "policy_name"))
+    command.expect_columns(summary, "the comparison with JSQ", NUMBERS, text=("policy", "policy_name"),
+                           keys=("servers", "load"))
     rows = []
     for (servers, load), group in summary.groupby(["servers", "load"], sort=True):
         _check_point(group, f"N={servers:g}, load={load:g}")

@@ -91,6 +91,30 @@ def test_sparse_feedback_without_jsq_from_the_shell(plain: tuple[Path, emulator.
     assert result.stdout == ""
 
 
+
+def _set(column: str, value: Any, every: bool = False) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """An edit of summary.csv: ``value`` in ``column``, on its first row or, with ``every``, on all of them."""
+    def edit(summary: pd.DataFrame) -> pd.DataFrame:
+        summary[column] = summary[column].astype(object)
+        summary.loc[summary.index if every else summary.index[:1], column] = value
+        return summary
+
+    return edit
+
+
+@pytest.mark.parametrize(("column", "value", "every", "says"), [
+    ("messages_per_job", math.inf, False, "expected finite numbers in column 'messages_per_job'"),
+    ("load", "", True, "expected a value in column 'load' on every line"),
+])
+def test_sparse_feedback_on_a_hand_edited_summary_from_the_shell(
+        plain: tuple[Path, emulator.Results], tmp_path: Path, column: str, value: Any, every: bool, says: str) -> None:
+    folder = _edited(plain[0], tmp_path / "edited", _set(column, value, every))
+    result = _shell("sparse_feedback", folder)
+    assert "Traceback" not in result.stderr
+    _one_line(result.returncode, result.stderr, "sparse_feedback", says, "got ")
+    assert result.stdout == ""
+
+
 # -- folders that are not results folders, for every command -----------------------------
 def _hostile(kind: str, folder: Path) -> Path:
     """What is given as the results folder: ``folder`` made as ``kind`` says (or left missing)."""
@@ -192,6 +216,39 @@ def test_sparse_feedback_with_one_replication_does_not_claim_intervals(
     rows = [line for line in capsys.readouterr().out.splitlines() if "| Random |" in line]
     assert len(rows) == 2 and all(row.endswith("| no (no CI: one replication) |") for row in rows), rows
     assert figure.stat().st_size > 0
+
+
+
+DAMAGED: dict[str, tuple[str, Any, bool, str]] = {
+    # what the cell says, whether every row says it, and what the refusal names
+    "an infinite number": ("mean_response", math.inf, False, "expected finite numbers in column 'mean_response'"),
+    "a negative infinity": ("messages_per_job", -math.inf, False, "column 'messages_per_job'"),
+    "an infinite interval": ("mean_response_ci95", -math.inf, False,
+                             "expected finite numbers of at least 0 in column 'mean_response_ci95'"),
+    "a row without a policy": ("policy", "", False, "expected a value in column 'policy' on every line"),
+    "no loss": ("network.loss", "", True, "expected a value in column 'network.loss' on every line"),
+    "no N": ("servers", "", True, "expected a value in column 'servers' on every line"),
+    "no load": ("load", "", True, "expected a value in column 'load' on every line"),
+    "a row without a policy name": ("policy_name", "", False, "column 'policy_name'"),
+    "a negative interval": ("mean_wait_ci95", -1.0, False, "got -1 on line 2"),
+}
+"""Hand-edited summaries, refused by the command that reads the column (faults or sparse_feedback)."""
+READS = {"faults": ("mean_response", "messages_per_job", "mean_response_ci95", "policy", "network.loss"),
+         "sparse_feedback": ("messages_per_job", "policy", "servers", "load", "policy_name", "mean_wait_ci95")}
+
+
+@pytest.mark.parametrize(("module", "case"), [(m, c) for m, columns in READS.items() for c in DAMAGED
+                                              if DAMAGED[c][0] in columns])
+def test_a_damaged_value_is_refused_in_one_line(module: str, case: str, plain: tuple[Path, emulator.Results],
+                                                lossy: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    column, value, every, says = DAMAGED[case]
+    source = lossy if module == "faults" else plain[0]
+    folder = _edited(source, tmp_path / "edited", _set(column, value, every))
+    assert MAINS[module]([str(folder)]) == 2
+    captured = capsys.readouterr()
+    _one_line(2, captured.err, module, says)
+    assert captured.out == "" and not list(folder.glob("*.png"))
 
 
 # -- figures given an ax that is not where they can be drawn -----------------------------
