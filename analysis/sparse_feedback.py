@@ -138,7 +138,8 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
     colours = {family: PALETTE[name][0] for name, family in reversed(FAMILIES.items())}
     for ax, (servers, load) in zip(axes, points, strict=False):
         group = table[(table["servers"] == servers) & (table["load"] == load)]
-        base = float(group.loc[group["policy"] == "JSQ", "mean_wait"].iloc[0])
+        # The reference is found by its family, as `frontier` found it by name: labels are the user's.
+        base = float(group.loc[group["family"] == FAMILIES["jsq"], "mean_wait"].iloc[0])
         for family, part in group.groupby("family", sort=False):
             ax.errorbar(part["messages_per_job"], part["mean_wait"], yerr=part["mean_wait_ci95"], fmt="o",
                         color=colours.get(family), label=family, markersize=5, capsize=2)

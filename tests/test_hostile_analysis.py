@@ -251,6 +251,20 @@ def test_a_damaged_value_is_refused_in_one_line(module: str, case: str, plain: t
     assert captured.out == "" and not list(folder.glob("*.png"))
 
 
+def test_sparse_feedback_draws_jsq_under_its_own_label(plain: tuple[Path, emulator.Results], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # A label is the user's choice (`label:` in the scenario): JSQ is the reference by its name, not its label.
+    def relabel(summary: pd.DataFrame) -> pd.DataFrame:
+        summary.loc[summary["policy_name"] == "jsq", "policy"] = "JSQ (all)"
+        return summary
+
+    folder = _edited(plain[0], tmp_path / "relabelled", relabel)
+    assert sparse_feedback.main([str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert sum("JSQ (all)" in line and line.endswith("| 1 | yes |") for line in out.splitlines()) == 2, out
+    assert (folder / "sparse_feedback.png").stat().st_size > 0
+
+
 # -- figures given an ax that is not where they can be drawn -----------------------------
 def test_a_figure_given_as_ax_gets_the_whole_figure(plain: tuple[Path, emulator.Results]) -> None:
     results = plain[1]
