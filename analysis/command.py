@@ -12,7 +12,6 @@ stderr, ``python -m analysis.<module>: error: <what>``, with exit status 2.
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -96,7 +95,7 @@ def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], tex
     be infinite and no interval negative: lbemu writes neither, and a figure
     cannot place them.
     """
-    from emulator.experiment.output import expect_numbers
+    from emulator.experiment.output import expect_finite, expect_numbers, expect_values
 
     missing = [column for column in (*text, *numbers) if column not in summary.columns]
     if missing:
@@ -106,29 +105,5 @@ def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], tex
     intervals = [f"{column}_ci95" for column in numbers if f"{column}_ci95" in summary.columns]
     columns = list(dict.fromkeys((*numbers, *intervals)))
     expect_numbers(summary, columns)
-    for column in (*text, *keys):
-        _expect_no_blank(summary[column], what)
-    for column in columns:
-        _expect_finite(summary[column], what, least=0.0 if column.endswith("_ci95") else -math.inf)
-
-
-def _line(mask: pd.Series) -> int:
-    """The line of summary.csv holding the first row where ``mask`` is true (the header is line 1)."""
-    return int(mask.to_numpy().argmax()) + 2
-
-
-def _expect_no_blank(values: pd.Series, what: str) -> None:
-    blank = values.isna()
-    if blank.any():
-        raise ScenarioError(f"summary.csv: expected a value in column '{values.name}' on every line for {what}, "
-                            f"got a blank on line {_line(blank)}")
-
-
-def _expect_finite(values: pd.Series, what: str, least: float) -> None:
-    numbers = values.astype(float)  # numbers already, perhaps read as text
-    bad = numbers.isin([math.inf, -math.inf]) | (numbers < least)
-    if bad.any():
-        value = float(numbers[bad].iloc[0])
-        expected = "finite numbers" if least == -math.inf else f"finite numbers of at least {least:g}"
-        raise ScenarioError(f"summary.csv: expected {expected} in column '{values.name}' for {what}, "
-                            f"got {value:g} on line {_line(bad)}")
+    expect_values(summary, (*text, *keys), f" for {what}")
+    expect_finite(summary, columns, f" for {what}")

@@ -315,3 +315,20 @@ def test_table_without_a_metric_column_is_refused(tmp_path: Path, capsys: pytest
     assert len(lines) == 1 and captured.out == "", captured
     assert lines[0] == ("lbemu: error: summary.csv: expected a metric column to tabulate (mean_response, "
                         "messages_per_job), got none (name a column with --metric)")
+
+
+@pytest.mark.parametrize(("column", "value", "says"), [
+    ("servers", "", "expected a value in column 'servers' on every line, got a blank on line 2"),
+    ("servers", math.inf, "expected finite numbers in column 'servers', got inf on line 2"),
+])
+@pytest.mark.parametrize("command", ["table", "plot", "report"])
+def test_lbemu_on_a_damaged_identity_column(plain: tuple[Path, emulator.Results], tmp_path: Path, command: str,
+                                            column: str, value: Any, says: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    every = value != ""  # one blank N among the rows, or N infinite on every row (one N, read for the caption)
+    folder = _edited(plain[0], tmp_path / "edited", _set(column, value, every))
+    assert main([command, str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"lbemu: error: summary.csv: {says}" and captured.out == "", captured
