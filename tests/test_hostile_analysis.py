@@ -332,3 +332,15 @@ def test_lbemu_on_a_damaged_identity_column(plain: tuple[Path, emulator.Results]
     assert main([command, str(folder)]) == 2
     captured = capsys.readouterr()
     assert captured.err.strip() == f"lbemu: error: summary.csv: {says}" and captured.out == "", captured
+
+
+@pytest.mark.parametrize("command", ["plot", "report"])
+def test_lbemu_figures_refuse_a_negative_interval(plain: tuple[Path, emulator.Results], tmp_path: Path,
+                                                  command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    folder = _edited(plain[0], tmp_path / "edited", _set("mean_response_ci95", -math.inf))
+    assert main([command, str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == ("lbemu: error: summary.csv: expected finite numbers of at least 0 in column "
+                                    "'mean_response_ci95', got -inf on line 2") and captured.out == "", captured

@@ -78,8 +78,9 @@ def read_summary(folder: str | Path) -> Any:
     ``lbemu table``, ``plot`` and ``report`` all read a folder here, so they refuse the
     same folders alike: no ``summary.csv``, one that does not parse, one without a
     ``policy`` column or without rows, one cut short (a row with fewer fields than
-    the header, or no final newline: a partial table would look complete), and text
-    in a column of `NUMBERS`. A metric holding text is refused where it is used.
+    the header, or no final newline: a partial table would look complete), text or an
+    infinite number in a column of `NUMBERS`, and a blank in a column of `KEYS`. A
+    metric holding text is refused where it is used.
     """
     import pandas as pd
 
