@@ -82,17 +82,28 @@ def read(folder: Path) -> pd.DataFrame:
     return summary
 
 
-def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], text: Sequence[str] = ()) -> None:
-    """`ScenarioError` unless ``summary`` has rows, the columns ``text`` and the columns ``numbers`` holding numbers.
+def expect_columns(summary: pd.DataFrame, what: str, numbers: Sequence[str], text: Sequence[str] = (),
+                   keys: Sequence[str] = ()) -> None:
+    """`ScenarioError` unless ``summary`` has rows and the columns a table and its figure read, with usable values.
 
-    ``what`` names what needs them in the message, e.g. ``the faults table``. NaN
-    counts as a number: each command says what it makes of a missing value.
+    ``what`` names what needs them in the message, e.g. ``the faults table``.
+    ``text`` and ``keys`` (among ``numbers``) name a row, a policy or a sweep
+    point: each needs a value in every row, or rows would drop out of their
+    groups unseen. The columns ``numbers`` hold numbers, and so do their
+    intervals (``<column>_ci95``) where the summary has them. NaN counts as a
+    number: each command says what it makes of a missing value. No number may
+    be infinite and no interval negative: lbemu writes neither, and a figure
+    cannot place them.
     """
-    from emulator.experiment.output import expect_numbers
+    from emulator.experiment.output import expect_finite, expect_numbers, expect_values
 
     missing = [column for column in (*text, *numbers) if column not in summary.columns]
     if missing:
         raise ScenarioError(f"summary.csv: expected a column '{missing[0]}' for {what}, got none")
     if summary.empty:
         raise ScenarioError(f"summary.csv: expected a row per sweep point and policy for {what}, got none")
-    expect_numbers(summary, numbers)
+    intervals = [f"{column}_ci95" for column in numbers if f"{column}_ci95" in summary.columns]
+    columns = list(dict.fromkeys((*numbers, *intervals)))
+    expect_numbers(summary, columns)
+    expect_values(summary, (*text, *keys), f" for {what}")
+    expect_finite(summary, columns, f" for {what}")

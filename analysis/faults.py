@@ -43,7 +43,7 @@ def _check(summary: pd.DataFrame) -> None:
     if LOSS not in summary.columns:
         raise ScenarioError(f"{LOSS}: expected a results folder whose scenario sweeps it "
                             f"(as scenarios/faults.yaml does), got a summary without it")
-    command.expect_columns(summary, "the faults table", NUMBERS, text=("policy",))
+    command.expect_columns(summary, "the faults table", NUMBERS, text=("policy",), keys=(LOSS,))
 
 
 def _settings(summary: pd.DataFrame) -> pd.Series:
@@ -61,7 +61,8 @@ def degradation_table(summary: pd.DataFrame) -> pd.DataFrame:
     Raises
     ------
     emulator.ScenarioError
-        If ``summary`` has no swept ``network.loss``, no rows, or lacks a column it reads.
+        If ``summary`` has no swept ``network.loss``, no rows, lacks a column it reads,
+        has a row without a policy or a loss, or an infinite number (`analysis.command.expect_columns`).
     """
     _check(summary)
     frame = summary.assign(failures=_settings(summary))

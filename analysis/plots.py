@@ -271,7 +271,7 @@ class _Plot:
 def _prepare(results: Any) -> _Plot:
     """Check the summary of ``results`` (Results, Source or folder) and lay it out."""
     from emulator.errors import ScenarioError
-    from emulator.experiment.output import expect_numbers
+    from emulator.experiment.output import expect_finite, expect_numbers
 
     source = source_of(results)
     summary = source.summary
@@ -282,7 +282,9 @@ def _prepare(results: Any) -> _Plot:
         raise ScenarioError(f"DIR: expected summary.csv with {what}, got none")
     drawn = ["mean_response", "messages_per_job", "blocked_fraction", *(KIND_PREFIX + k for k in message_kinds(
         summary, nonzero=False))]
-    expect_numbers(summary, [column for metric in drawn for column in (metric, f"{metric}_ci95")])
+    columns = [column for metric in drawn for column in (metric, f"{metric}_ci95")]
+    expect_numbers(summary, columns)
+    expect_finite(summary, columns)  # matplotlib places no inf and draws no negative error bar
     summary = summary.reset_index(drop=True)
     source = Source(summary, source.scenario, source.occupancy, source.response_cdf)
     plan = layout(summary)

@@ -56,9 +56,11 @@ def frontier(summary: pd.DataFrame) -> pd.DataFrame:
     ------
     emulator.ScenarioError
         If a point has no JSQ row, a policy has no mean wait or messages per job
-        (NaN), or ``summary`` lacks a column it reads.
+        (NaN), or ``summary`` lacks a column it reads, has a row without a policy
+        or a point, or an infinite number (`analysis.command.expect_columns`).
     """
-    command.expect_columns(summary, "the comparison with JSQ", NUMBERS, text=("policy", "policy_name"))
+    command.expect_columns(summary, "the comparison with JSQ", NUMBERS, text=("policy", "policy_name"),
+                           keys=("servers", "load"))
     rows = []
     for (servers, load), group in summary.groupby(["servers", "load"], sort=True):
         _check_point(group, f"N={servers:g}, load={load:g}")
@@ -136,7 +138,8 @@ def figure(table: pd.DataFrame, path: Path) -> Path:
     colours = {family: PALETTE[name][0] for name, family in reversed(FAMILIES.items())}
     for ax, (servers, load) in zip(axes, points, strict=False):
         group = table[(table["servers"] == servers) & (table["load"] == load)]
-        base = float(group.loc[group["policy"] == "JSQ", "mean_wait"].iloc[0])
+        # The reference is found by its family, as `frontier` found it by name: labels are the user's.
+        base = float(group.loc[group["family"] == FAMILIES["jsq"], "mean_wait"].iloc[0])
         for family, part in group.groupby("family", sort=False):
             ax.errorbar(part["messages_per_job"], part["mean_wait"], yerr=part["mean_wait_ci95"], fmt="o",
                         color=colours.get(family), label=family, markersize=5, capsize=2)

@@ -91,6 +91,30 @@ def test_sparse_feedback_without_jsq_from_the_shell(plain: tuple[Path, emulator.
     assert result.stdout == ""
 
 
+
+def _set(column: str, value: Any, every: bool = False) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """An edit of summary.csv: ``value`` in ``column``, on its first row or, with ``every``, on all of them."""
+    def edit(summary: pd.DataFrame) -> pd.DataFrame:
+        summary[column] = summary[column].astype(object)
+        summary.loc[summary.index if every else summary.index[:1], column] = value
+        return summary
+
+    return edit
+
+
+@pytest.mark.parametrize(("column", "value", "every", "says"), [
+    ("messages_per_job", math.inf, False, "expected finite numbers in column 'messages_per_job'"),
+    ("load", "", True, "expected a value in column 'load' on every line"),
+])
+def test_sparse_feedback_on_a_hand_edited_summary_from_the_shell(
+        plain: tuple[Path, emulator.Results], tmp_path: Path, column: str, value: Any, every: bool, says: str) -> None:
+    folder = _edited(plain[0], tmp_path / "edited", _set(column, value, every))
+    result = _shell("sparse_feedback", folder)
+    assert "Traceback" not in result.stderr
+    _one_line(result.returncode, result.stderr, "sparse_feedback", says, "got ")
+    assert result.stdout == ""
+
+
 # -- folders that are not results folders, for every command -----------------------------
 def _hostile(kind: str, folder: Path) -> Path:
     """What is given as the results folder: ``folder`` made as ``kind`` says (or left missing)."""
@@ -194,6 +218,53 @@ def test_sparse_feedback_with_one_replication_does_not_claim_intervals(
     assert figure.stat().st_size > 0
 
 
+
+DAMAGED: dict[str, tuple[str, Any, bool, str]] = {
+    # what the cell says, whether every row says it, and what the refusal names
+    "an infinite number": ("mean_response", math.inf, False, "expected finite numbers in column 'mean_response'"),
+    "a negative infinity": ("messages_per_job", -math.inf, False, "column 'messages_per_job'"),
+    "an infinite interval": ("mean_response_ci95", -math.inf, False,
+                             "expected finite numbers of at least 0 in column 'mean_response_ci95'"),
+    "a row without a policy": ("policy", "", False, "expected a value in column 'policy' on every line"),
+    "no loss": ("network.loss", "", True, "expected a value in column 'network.loss' on every line"),
+    "no N": ("servers", "", True, "expected a value in column 'servers' on every line"),
+    "no load": ("load", "", True, "expected a value in column 'load' on every line"),
+    "a row without a policy name": ("policy_name", "", False, "column 'policy_name'"),
+    "a negative interval": ("mean_wait_ci95", -1.0, False, "got -1 on line 2"),
+}
+"""Hand-edited summaries, refused by the command that reads the column (faults or sparse_feedback)."""
+READS = {"faults": ("mean_response", "messages_per_job", "mean_response_ci95", "policy", "network.loss"),
+         "sparse_feedback": ("messages_per_job", "policy", "servers", "load", "policy_name", "mean_wait_ci95")}
+
+
+@pytest.mark.parametrize(("module", "case"), [(m, c) for m, columns in READS.items() for c in DAMAGED
+                                              if DAMAGED[c][0] in columns])
+def test_a_damaged_value_is_refused_in_one_line(module: str, case: str, plain: tuple[Path, emulator.Results],
+                                                lossy: Path, tmp_path: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    column, value, every, says = DAMAGED[case]
+    source = lossy if module == "faults" else plain[0]
+    folder = _edited(source, tmp_path / "edited", _set(column, value, every))
+    assert MAINS[module]([str(folder)]) == 2
+    captured = capsys.readouterr()
+    _one_line(2, captured.err, module, says)
+    assert captured.out == "" and not list(folder.glob("*.png"))
+
+
+def test_sparse_feedback_draws_jsq_under_its_own_label(plain: tuple[Path, emulator.Results], tmp_path: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    # A label is the user's choice (`label:` in the scenario): JSQ is the reference by its name, not its label.
+    def relabel(summary: pd.DataFrame) -> pd.DataFrame:
+        summary.loc[summary["policy_name"] == "jsq", "policy"] = "JSQ (all)"
+        return summary
+
+    folder = _edited(plain[0], tmp_path / "relabelled", relabel)
+    assert sparse_feedback.main([str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert sum("JSQ (all)" in line and line.endswith("| 1 | yes |") for line in out.splitlines()) == 2, out
+    assert (folder / "sparse_feedback.png").stat().st_size > 0
+
+
 # -- figures given an ax that is not where they can be drawn -----------------------------
 def test_a_figure_given_as_ax_gets_the_whole_figure(plain: tuple[Path, emulator.Results]) -> None:
     results = plain[1]
@@ -244,3 +315,32 @@ def test_table_without_a_metric_column_is_refused(tmp_path: Path, capsys: pytest
     assert len(lines) == 1 and captured.out == "", captured
     assert lines[0] == ("lbemu: error: summary.csv: expected a metric column to tabulate (mean_response, "
                         "messages_per_job), got none (name a column with --metric)")
+
+
+@pytest.mark.parametrize(("column", "value", "says"), [
+    ("servers", "", "expected a value in column 'servers' on every line, got a blank on line 2"),
+    ("servers", math.inf, "expected finite numbers in column 'servers', got inf on line 2"),
+])
+@pytest.mark.parametrize("command", ["table", "plot", "report"])
+def test_lbemu_on_a_damaged_identity_column(plain: tuple[Path, emulator.Results], tmp_path: Path, command: str,
+                                            column: str, value: Any, says: str,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    every = value != ""  # one blank N among the rows, or N infinite on every row (one N, read for the caption)
+    folder = _edited(plain[0], tmp_path / "edited", _set(column, value, every))
+    assert main([command, str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == f"lbemu: error: summary.csv: {says}" and captured.out == "", captured
+
+
+@pytest.mark.parametrize("command", ["plot", "report"])
+def test_lbemu_figures_refuse_a_negative_interval(plain: tuple[Path, emulator.Results], tmp_path: Path,
+                                                  command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    folder = _edited(plain[0], tmp_path / "edited", _set("mean_response_ci95", -math.inf))
+    assert main([command, str(folder)]) == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == ("lbemu: error: summary.csv: expected finite numbers of at least 0 in column "
+                                    "'mean_response_ci95', got -inf on line 2") and captured.out == "", captured

@@ -68,6 +68,8 @@ def write_results(out: Path, results: Any) -> None:
 
 NUMBERS = ("point", "servers", "dispatchers", "load", "d", "replications")
 """Columns of summary.csv besides the metrics that hold numbers, which captions and titles read."""
+KEYS = ("policy", "point", "servers", "dispatchers", "replications")
+"""Columns of summary.csv that lbemu writes on every row (``d`` is blank for a policy without one)."""
 
 
 def read_summary(folder: str | Path) -> Any:
@@ -76,8 +78,9 @@ def read_summary(folder: str | Path) -> Any:
     ``lbemu table``, ``plot`` and ``report`` all read a folder here, so they refuse the
     same folders alike: no ``summary.csv``, one that does not parse, one without a
     ``policy`` column or without rows, one cut short (a row with fewer fields than
-    the header, or no final newline: a partial table would look complete), and text
-    in a column of `NUMBERS`. A metric holding text is refused where it is used.
+    the header, or no final newline: a partial table would look complete), text or an
+    infinite number in a column of `NUMBERS`, and a blank in a column of `KEYS`. A
+    metric holding text is refused where it is used.
     """
     import pandas as pd
 
@@ -97,6 +100,8 @@ def read_summary(folder: str | Path) -> Any:
     if summary.empty:
         raise ScenarioError(f"summary.csv: expected a row per sweep point and policy, '{path}' has only its header")
     expect_numbers(summary, NUMBERS)  # metrics are checked where they are used: the others still work
+    expect_values(summary, KEYS)
+    expect_finite(summary, NUMBERS)
     return summary
 
 
@@ -137,3 +142,46 @@ def expect_numbers(summary: Any, columns: Any) -> None:
         bad = values[pd.to_numeric(values, errors="coerce").isna() & values.notna()]
         example = bad.iloc[0] if len(bad) else values.iloc[0]
         raise ScenarioError(f"summary.csv: expected numbers in column '{column}', got {show(example)}")
+
+
+def _line(mask: Any) -> int:
+    """The line of summary.csv holding the first row where ``mask`` is true (the header is line 1)."""
+    return int(mask.to_numpy().argmax()) + 2
+
+
+def expect_values(summary: Any, columns: Any, purpose: str = "") -> None:
+    """`ScenarioError` naming the first of ``columns`` in ``summary`` with a blank (a missing value).
+
+    Columns missing from the summary are skipped. ``purpose`` (`` for the faults
+    table``) ends the expectation in the message.
+    """
+    from ..errors import ScenarioError
+
+    for column in columns:
+        if column in summary.columns and summary[column].isna().any():
+            raise ScenarioError(f"summary.csv: expected a value in column '{column}' on every line{purpose}, "
+                                f"got a blank on line {_line(summary[column].isna())}")
+
+
+def expect_finite(summary: Any, columns: Any, purpose: str = "") -> None:
+    """`ScenarioError` naming the first of ``columns`` in ``summary`` with an infinite number, or a negative interval.
+
+    The columns hold numbers (`expect_numbers`); missing ones are skipped and NaN
+    passes. lbemu writes no infinite number and a figure cannot place one; an
+    interval (``<metric>_ci95``) is a half-width, at least 0. ``purpose`` as in
+    `expect_values`.
+    """
+    import math
+
+    from ..errors import ScenarioError
+
+    for column in columns:
+        if column not in summary.columns:
+            continue
+        least = 0.0 if column.endswith("_ci95") else -math.inf
+        values = summary[column].astype(float)  # numbers already, perhaps read as text
+        bad = values.isin([math.inf, -math.inf]) | (values < least)
+        if bad.any():
+            expected = "finite numbers" if least == -math.inf else f"finite numbers of at least {least:g}"
+            raise ScenarioError(f"summary.csv: expected {expected} in column '{column}'{purpose}, "
+                                f"got {float(values[bad].iloc[0]):g} on line {_line(bad)}")
