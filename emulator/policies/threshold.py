@@ -41,7 +41,7 @@ class ThresholdPolicy(Policy):
 
     @classmethod
     def label(cls, config: ThresholdConfig) -> str:
-        return f"Thr({config.d},{config.threshold})"
+        return f"Thr({config.d},{_compact(config.threshold)})"
 
     @classmethod
     def check_speeds(cls, config: ThresholdConfig, speeds: Sequence[float], work: float) -> str | None:
@@ -86,3 +86,18 @@ class ThresholdPolicy(Policy):
                 state[0] = ANSWERED_LATER
                 return
             i = state[0]
+
+
+def _compact(n: int) -> str:
+    """``n`` as written, or past 12 digits in scientific form (``1e30``, ``1.25e40``): a label stays short.
+
+    Examples
+    --------
+    >>> _compact(2), _compact(10**30), _compact(125 * 10**38)
+    ('2', '1e30', '1.25e40')
+    """
+    text = str(n)
+    if len(text) <= 12:
+        return text
+    fraction = text[1:4].rstrip("0")
+    return f"{text[0]}{'.' + fraction if fraction else ''}e{len(text) - 1}"
