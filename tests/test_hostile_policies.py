@@ -224,27 +224,19 @@ def _stalled(meddle: str, tmp_path: Path, options: str = "{}") -> str:
     return _run(f"OPTIONS = {options}\n" + textwrap.dedent(meddle) + textwrap.dedent(GUARDED), tmp_path)
 
 
-def test_events_that_schedule_each_other_without_delay_fail_in_one_line(tmp_path: Path) -> None:
-    message = _stalled("""
+@pytest.mark.parametrize(("delay", "standing"), [
+    (0.0, ", the clock standing still"),  # events that schedule each other without delay
+    (1e-12, ""),  # a timer far faster than the jobs, whose arrivals are about 0.3 apart
+])
+def test_events_without_a_job_moving_fail_in_one_line(tmp_path: Path, delay: float, standing: str) -> None:
+    message = _stalled(f"""
         def meddle(model):
             yield Timeout(model.env, 5.0)
             while True:
-                yield Timeout(model.env, 0.0)
-    """, tmp_path)
-    assert re.fullmatch(r"StalledRun: the run stopped advancing at t=5: no job was sent, reached a server or left "
-                        r"one for [\d,]+ events, the clock standing still", message), message
-
-
-def test_a_clock_that_moves_without_a_job_moving_fails_in_one_line(tmp_path: Path) -> None:
-    """Events 1e-12 apart between arrivals about 0.3 apart: a timer far faster than the jobs."""
-    message = _stalled("""
-        def meddle(model):
-            yield Timeout(model.env, 5.0)
-            while True:
-                yield Timeout(model.env, 1e-12)
+                yield Timeout(model.env, {delay!r})
     """, tmp_path)
     assert re.fullmatch(r"StalledRun: the run stopped advancing at t=5(\.\d+)?: no job was sent, reached a server "
-                        r"or left one for [\d,]+ events", message), message
+                        r"or left one for [\d,]+ events" + re.escape(standing), message), message
 
 
 def test_jobs_arriving_at_a_clock_that_stands_fail_in_one_line(tmp_path: Path) -> None:
