@@ -13,8 +13,8 @@ from helpers.scenarios import trace_arrivals
 
 # Compiling the kernels when the cache has none; `cache._checked`: the first process checked it already.
 _CHECK = "from emulator import compiled; compiled.available()"
-_COMPILE = ("from emulator.compiled import cache; cache._checked = True; "
-            "from emulator import compiled; compiled.prepare(continuous={0}, slotted={1})")
+_COMPILE = ("from emulator.compiled import cache, engine; cache.trusted = True; "
+            "engine.prepare(engine.every_case({0!r}))")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,8 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
     subprocess.run([sys.executable, "-c", _CHECK], check=False)
-    compiling = [subprocess.Popen([sys.executable, "-c", _COMPILE.format(events, not events)])
-                 for events in (True, False)]
+    compiling = [subprocess.Popen([sys.executable, "-c", _COMPILE.format(time)]) for time in ("continuous", "slotted")]
     for process in compiling:
         process.wait()
 

@@ -262,20 +262,23 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
     """JIQ and JBT-d with 200 dispatchers for 60 servers: the lists' pool runs out of room while the
     policy is built, during a threshold update (reset: every list refills) and between events; the
     kernel stops there for more and goes on, with the SimPy engine's rows."""
-    from emulator.compiled import kernel
+    from emulator.compiled import build
     from emulator.compiled import state as S
 
     seen: set[str] = set()
-    simulate = kernel.simulate
 
-    def spy(*args: Any) -> int:
-        status = int(simulate(*args))
-        if status == S.NEED_LISTS:
-            iv = args[2]
-            seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
-        return status
+    def spy(simulate: Any) -> Any:
+        def spied(*args: Any) -> int:
+            status = int(simulate(*args))
+            if status == S.NEED_LISTS:
+                iv = args[2]
+                seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
+            return status
+        return spied
 
-    monkeypatch.setattr(kernel, "simulate", spy)
+    for name in ("jiq", "jbt"):
+        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False,))
+        monkeypatch.setattr(kernel, "simulate", spy(kernel.simulate))
     many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
     same_row({"policy": "jiq", **many})
     same_row({"policy": "jbt", "d": 2, "period": 0.5, "reset": True, **many})

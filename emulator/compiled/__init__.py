@@ -1,11 +1,13 @@
-"""The compiled engine: the zero-latency model in numba, the same results as the SimPy engine.
+"""The compiled engine: the model in numba, the same results as the SimPy engine.
 
-One policy, two implementations: `emulator.policies` (SimPy, any latency) and
-`policies` here (compiled, zero latency), held to the same contract and to
-identical results seed for seed. `engine.supports` says whether a scenario is
-one the compiled engine reproduces exactly; `engine.run` runs one replication;
-`engine.prepare` loads (or first compiles) the kernels before a run's workers start:
-the event kernel (`kernel`) and, for slotted time, the slot clock (`slotted`).
+One policy, two implementations: `emulator.policies` (SimPy) and its compiled form
+(`policies` here for the built-in ones, or a user's module), held to the same
+contract and to identical results seed for seed, with zero or random message
+latency and in slotted time. `engine.supports` says whether a scenario is one the
+compiled engine reproduces exactly; `engine.run` runs one replication;
+`engine.prepare` loads (or first compiles) the kernels a run needs before its
+workers start. Each policy has its own kernels (`build`): the event loop (`kernel`)
+and the slot clock (`slotted`), compiled with that policy's hooks on first use.
 Importing this package does not import numba; running does.
 """
 
@@ -17,6 +19,7 @@ from .engine import (
     COMPILED,
     SLOTTED_COMPILE_SECONDS,
     available,
+    has_compiled_form,
     prepare,
     record,
     run,
@@ -24,5 +27,5 @@ from .engine import (
     supports,
 )
 
-__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "SLOTTED_COMPILE_SECONDS", "available", "prepare", "record",
-           "run", "simpy_seconds", "supports"]
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "SLOTTED_COMPILE_SECONDS", "available",
+           "has_compiled_form", "prepare", "record", "run", "simpy_seconds", "supports"]

@@ -41,20 +41,44 @@ _LINE = re.compile(r"([0-9a-f]{64}) ([^/\\\s]+\.nb[ic])")
 _SOURCES = re.compile(r"sources ([0-9a-f]{64})")
 
 _checked = False  # `check` ran in this process
+trusted = False  # a process started by one that checked the caches for it: it checks none (and discards none)
+_checked_folders: set[Path] = set()  # the folders checked in this process
+_built: list[Any] = []  # the kernel modules `build` loaded in this process
 _sealed = 0  # the cache misses (compilations) of this process that `seal` has recorded
 
 
 def dispatchers() -> list[Any]:
-    """The package's numba functions that have a disk cache (``cache=True``)."""
+    """The numba functions with a disk cache (``cache=True``): the package's, and the kernels built in this process."""
     from numba.core.dispatcher import Dispatcher
 
-    from . import core, kernel, occupancy, slotted
-    from .policies import MODULES, common
+    from ..policies import BUILT_IN
+    from . import core, network, occupancy, recorder, slots
+    from .policies import common, module
 
-    modules = (core, kernel, occupancy, slotted, common, *MODULES.values())
+    forms = [module(name) for name in BUILT_IN if _has_form(name)]
+    modules = (core, network, occupancy, recorder, slots, common, *forms, *_built)
     found = [value for module in modules for value in vars(module).values() if isinstance(value, Dispatcher)]
     unique = list({id(d): d for d in found}.values())  # functions imported by a sibling appear twice
     return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]
+
+
+def _has_form(name: str) -> bool:
+    from .policies import name_of
+
+    return name_of(name) is not None
+
+
+def track(built: Any) -> None:
+    """Count a kernel module that `build` loaded among the package's (its cache is checked and sealed alike)."""
+    _built.append(built)
+
+
+def cache_folders(built: Any) -> list[Path]:
+    """The numba cache folders of a module's cached functions."""
+    from numba.core.dispatcher import Dispatcher
+
+    return sorted({Path(value._cache._cache_path) for value in vars(built).values()
+                   if isinstance(value, Dispatcher) and hasattr(getattr(value, "_cache", None), "_cache_path")})
 
 
 def folders() -> list[Path]:
@@ -63,15 +87,13 @@ def folders() -> list[Path]:
 
 
 def sources_digest() -> str:
-    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included,
-    and of the registry's list of compiled policies (the kernel's switches are built from it)."""
-    from .policies import fingerprint
-
+    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included."""
     root = Path(__file__).parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:  # the kernels `build` writes there are made from these sources
+            continue
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    digest.update(fingerprint().encode())
     return digest.hexdigest()
 
 
@@ -135,37 +157,47 @@ def intact(folder: Path, sources: str) -> bool:
 
 
 def check() -> list[Path]:
-    """Discard every cache folder that is not `intact`; return the discarded ones that held files.
+    """Discard every cache folder of the package that is not `intact`; return the discarded ones that held files.
 
-    Runs once per process, before the kernel is first called (then numba loads it, or
-    compiles it where the cache is gone).
+    Runs once per process, before a kernel is first called (then numba loads it, or
+    compiles it where the cache is gone), the folder of the kernels built per policy
+    (`build.cache_folder`) included.
     """
     global _checked
-    if _checked:
+    if _checked or trusted:
         return []
     _checked = True
+    from .build import cache_folder
+
+    return [folder for folder in sorted({*folders(), cache_folder()}) if check_folder(folder)]
+
+
+def check_folder(folder: Path) -> bool:
+    """Discard ``folder``'s cache files unless it is `intact` (once per process); True if files were discarded."""
+    if trusted or folder in _checked_folders:
+        return False
+    _checked_folders.add(folder)
     sources = sources_digest()
-    discarded = []
-    caches = [d._cache for d in dispatchers()]
-    for folder in folders():
-        if intact(folder, sources):
-            continue
-        present = list(_files(folder))
-        if present:
-            discarded.append(folder)
-        for path in present:
+    if intact(folder, sources):
+        return False
+    present = list(_files(folder))
+    for path in present:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    for dispatcher in dispatchers():  # where a file could not be removed, an empty index hides it
+        if Path(dispatcher._cache._cache_path) == folder and any(_files(folder)):
             try:
-                path.unlink()
-            except OSError:
+                dispatcher._cache.flush()
+            except Exception:  # a folder that cannot be written: numba compiles each time
                 pass
-        for cache in caches:  # where a file could not be removed, an empty index hides it
-            if Path(cache._cache_path) == folder and any(_files(folder)):
-                try:
-                    cache.flush()
-                except Exception:  # a folder that cannot be written: numba compiles each time
-                    pass
-        _write(folder, sources, {})
-    return discarded
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    _write(folder, sources, {})
+    return bool(present)
 
 
 def _misses() -> int:

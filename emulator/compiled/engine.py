@@ -10,7 +10,7 @@ as the SimPy engine, and handed to the kernel when it runs out: each of these
 streams is consumed in order and by nothing else, so drawing ahead changes
 nothing. Speeds drawn from a law come from the model's own `_speeds` (the same
 draws, rate and overload check). The recorder's totals, and the occupancy
-observer's state, come back into a real `Recorder` and `Occupancy`, whose
+observer's window, come back as the plain `RunResult` both engines return, whose
 `metrics` and `arrays` compute the row as for the SimPy engine.
 """
 
@@ -20,15 +20,17 @@ import functools
 import inspect
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from ..measure.messages import KINDS, Kind
-from ..measure.occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
-from ..measure.recorder import METRICS, QuantileSketch, Recorder
+from ..measure.occupancy import OCCUPANCY_METRICS, theory_mean
+from ..measure.recorder import METRICS
+from ..measure.result import OccupancyResult, RunResult
+from ..measure.sketch import QuantileSketch
 from ..policies import BUILT_IN, REGISTRY
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point, Scenario
@@ -38,7 +40,12 @@ from ..workload.streams import BATCH, generator
 from . import state as S
 
 COMPILED: frozenset[str] = frozenset(name for name, cls in REGISTRY.items() if name in BUILT_IN and cls.compiled)
-"""The policies with a compiled version (their classes name it: `Policy.compiled`), read without numba."""
+"""The built-in policies with a compiled version (their classes name it: `Policy.compiled`), read without numba."""
+
+
+def has_compiled_form(name: str) -> bool:
+    """Whether registered policy ``name`` names a compiled form (`Policy.compiled`): built-in or a user's."""
+    return getattr(REGISTRY.get(name), "compiled", None) is not None
 
 AUTO_SECONDS = 1.0
 """``run.engine: auto`` runs a replication on the compiled engine when SimPy would take this long or more.
@@ -146,7 +153,7 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return "messages are lost (network.loss > 0)"
     if system.failures is not None:
         return "servers fail (system.failures)"
-    if policy.name not in COMPILED:
+    if not has_compiled_form(policy.name):
         return f"policy '{policy.name}' has no compiled version"
     parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
              "service": scenario.workload.service, "network": scenario.network, "run": scenario.run}
@@ -155,10 +162,13 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         if unknown:
             return f"{name} has options the compiled engine does not know: {sorted(unknown)}"
     try:
-        from .policies import MODULES
+        from .policies import module as compiled_form
     except ImportError:
         return "numba is not installed"
-    module = MODULES[policy.name]
+    try:
+        module = compiled_form(policy.name)
+    except Exception as exc:  # a user's compiled form that does not import: `check_policy` says so too
+        return f"its compiled form does not import ({type(exc).__name__}: {exc})"
     unknown = set(policy.params) - module.PARAMS
     if unknown:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
@@ -204,7 +214,7 @@ def available() -> bool:
     other sources is discarded, and the kernel compiled once more.
     """
     try:
-        from . import kernel  # noqa: F401
+        from . import core  # noqa: F401  (numba, imported)
     except (ImportError, RuntimeError):
         return False
     from . import cache
@@ -227,30 +237,31 @@ Measured on 2 shared cores: 82 s, after the event kernel (whose shared parts it 
 """
 
 
-def prepare(announce: Callable[[], None] | None = None, continuous: bool = True, slotted: bool = False) -> bool:
-    """Load the kernels in this process, compiling them if the cache has none; False if numba is unusable.
+def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[], None] | None = None) -> bool:
+    """Load the kernels of ``cases`` in this process, compiling those the cache lacks; False if numba is unusable.
 
-    A run calls it once before its worker processes start, so that they share what it
-    compiled or loaded (forked workers inherit the loaded kernel; others load the cache
-    it wrote) instead of compiling it each at once. ``continuous`` and ``slotted`` say
-    which kernels the run needs: the event kernel (`kernel`), the slot clock
-    (`slotted`). ``announce`` is called just before numba starts compiling, and not at
-    all when the kernels load from the cache.
+    A run calls it once before its worker processes start, with the (point, policy)
+    pairs it will run compiled, so that its workers share what it compiled or loaded
+    (forked workers inherit the loaded kernels; others load the cache it wrote) instead
+    of each compiling the same kernel at once. Each policy has its own kernel per loop
+    (the event kernel, the slot clock: `build`), compiled here by one short run of the
+    case. ``announce`` is called just before numba starts compiling, and not at all
+    when the kernels load from the cache.
     """
     if not available():
         return False
     from numba.core import event
 
-    from . import kernel
-    from . import slotted as slot_kernel
+    from .build import loop
+    from .policies import name_of
 
-    wanted = []
-    if continuous and not kernel.simulate.overloads:  # not loaded or compiled in this process yet
-        wanted.append({"name": "kernel", "run": {"jobs": 1, "warmup_jobs": 0},
-                       "system": {"servers": 2}, "policies": [{"name": "random"}]})
-    if slotted and not slot_kernel.simulate_slots.overloads:
-        wanted.append({"name": "slots", "run": {"jobs": 20, "warmup_jobs": 0},
-                       "system": {"servers": 2, "time": "slotted"}, "policies": [{"name": "random"}]})
+    wanted: dict[tuple[str, str], tuple[Point, ResolvedPolicy]] = {}
+    for point, policy in cases:
+        template = "slotted" if point.scenario.system.time == "slotted" else "kernel"
+        built = loop(template, name_of(policy.name), _features(point))
+        function = built.simulate_slots if template == "slotted" else built.simulate
+        if not function.overloads:  # not loaded or compiled in this process yet
+            wanted.setdefault((template, policy.name), (point, policy))
     if not wanted:
         return True
 
@@ -266,10 +277,32 @@ def prepare(announce: Callable[[], None] | None = None, continuous: bool = True,
             pass
 
     with event.install_listener("numba:compile", Announce()):
-        for scenario in wanted:
-            point = Scenario.from_dict(scenario).points()[0]
-            record(point, point.policies[0], 1)
+        for point, policy in wanted.values():
+            record(*_short(point, policy), 1)
     return True
+
+
+def every_case(time: str = "continuous") -> list[tuple[Point, ResolvedPolicy]]:
+    """A short case of every built-in compiled policy in ``time``: `prepare` them to build every kernel ahead."""
+    system = {"servers": 4, "time": time}
+    cases = [Scenario.from_dict({"name": name, "system": system, "policies": [{"name": name}],
+                                 "run": {"jobs": 20, "warmup_jobs": 0}}).points()[0] for name in sorted(COMPILED)]
+    return [(point, point.policies[0]) for point in cases]
+
+
+def _features(point: Point) -> tuple[bool, ...]:
+    """The kernel's `build.FEATURES` for this point: with latency (events), with held slot messages (slots)."""
+    if point.scenario.system.time == "slotted":
+        return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0,)
+    return (point.scenario.network.latency.mean != 0,)
+
+
+def _short(point: Point, policy: ResolvedPolicy) -> tuple[Point, ResolvedPolicy]:
+    """The case with a run of a few jobs: enough to compile (or load) its kernel."""
+    data = point.scenario.to_dict()
+    data["run"] = {**data.get("run", {}), "jobs": 20, "warmup_jobs": 0}
+    short = Scenario.from_dict(data).points()[0]
+    return short, next(p for p in short.policies if p.label == policy.label)
 
 
 def run(point: Point, policy: ResolvedPolicy, seed: int,
@@ -279,10 +312,10 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
 
 
 def record(point: Point, policy: ResolvedPolicy, seed: int,
-           progress: Callable[[int], None] | None = None) -> Recorder:
-    """One replication on the compiled engine: its `Recorder`, as the SimPy model leaves it."""
+           progress: Callable[[int], None] | None = None) -> RunResult:
+    """One replication on the compiled engine: its measurements, identical to the SimPy engine's."""
     from .core import BATCH as KERNEL_BATCH
-    from .kernel import RESPONSE_BATCH, simulate
+    from .recorder import RESPONSE_BATCH
 
     available()  # which also discards a damaged cache, or one compiled from other sources
 
@@ -300,10 +333,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     alike = bool(speeds.min() == speeds.max())
     if alike:
         speeds = speeds[:1]  # one entry: every server has this speed
-    from .policies import MODULES
+    from .build import loop
+    from .policies import module, name_of
     from .tools import Toolkit
 
-    description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
+    simulate = loop("kernel", name_of(policy.name), _features(point)).simulate  # built when first used
+    description = module(policy.name).describe(policy.config, _PointView(point), speeds)
     P, Q = _parameters(point, policy, description)
     latent = scenario.network.latency.mean != 0
     P[S.P_LATENT] = latent
@@ -428,26 +463,24 @@ def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupan
 
 def _finish(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray, sketch: QuantileSketch,
             responses: np.ndarray, occupancy: _OccupancyArrays,
-            progress: Callable[[int], None] | None) -> Recorder:
-    """The last responses folded, the last progress report, and the run's `Recorder`."""
+            progress: Callable[[int], None] | None) -> RunResult:
+    """The last responses folded, the last progress report, and the run's measurements."""
     _fold(sketch, responses, int(iv[S.I_NRESP]))
     if progress is not None:  # the last report says done, as `Model.run`'s does
         progress(int(iv[S.I_FINISHED]))
-    recorder = _recorder(point, iv, fv, window, sketch)
+    result = _result(point, iv, fv, window, sketch)
     if point.scenario.run.occupancy:
-        recorder.occupancy = occupancy.observer(point, iv, fv)
-    return recorder
+        result.occupancy = occupancy.result(point, iv, fv)
+    return result
 
 
 def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple[np.ndarray, np.ndarray]:
     """The kernels' parameters ``P`` (int64) and ``Q`` (float64): the scenario's and the policy's description."""
-    from .policies import CODES
     from .tools import pack
 
     scenario = point.scenario
     system = scenario.system
     P = np.zeros(S.P_NP, dtype=np.int64)
-    P[S.P_POLICY] = CODES[policy.name]
     P[S.P_N] = system.servers
     P[S.P_D] = system.dispatchers
     # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
@@ -472,8 +505,8 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
 
 
 def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
-                    progress: Callable[[int], None] | None) -> Recorder:
-    """One slotted replication on the compiled slot clock (`compiled.slotted`): its `Recorder`.
+                    progress: Callable[[int], None] | None) -> RunResult:
+    """One slotted replication on the compiled slot clock (`compiled.slotted`): its measurements.
 
     Arrival counts and capacities come from the model's own iterators and numpy calls
     (`slots.arrival_counts`, and `slots.capacities`' blocks of `slots.ROWS` slots), on
@@ -482,8 +515,11 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     """
     from ..workload import slots
     from . import slotted as K
-    from .policies import MODULES
+    from .build import loop
+    from .policies import module, name_of
     from .tools import Toolkit
+
+    simulate_slots = loop("slotted", name_of(policy.name), _features(point)).simulate_slots  # built when first used
 
     scenario = point.scenario
     system, workload = scenario.system, scenario.workload
@@ -493,7 +529,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     speeds = np.array(server_speeds, dtype=np.float64)
     if bool(speeds.min() == speeds.max()):
         speeds = speeds[:1]  # one entry: every server has this speed
-    description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
+    description = module(policy.name).describe(policy.config, _PointView(point), speeds)
     P, Q = _parameters(point, policy, description)
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
@@ -551,7 +587,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     budget = 1 << 62 if progress is None else 500_000  # jobs and departures between progress reports
     start = True
     while True:
-        status = K.simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers,
+        status = simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers,
                                   jobs.arrival, jobs.next, jobs.measured, arrivals_buf, caps, split_buf,
                                   bitgen, ubuf, responses, budget, start, toolkit.tools(),
                                   occupancy.count, occupancy.lengths, occupancy.totals, scratch, dwork, heap)
@@ -610,23 +646,17 @@ def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int) -> None:
         sketch.fold(responses[:n].copy())
 
 
-def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
-              sketch: QuantileSketch) -> Recorder:
-    import simpy
-
-    run = point.scenario.run
-    recorder = Recorder(simpy.Environment(), point.scenario.system.servers, run.warmup_jobs, run.jobs)
+def _result(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
+            sketch: QuantileSketch) -> RunResult:
+    """The run's measurements from the kernel's sums and window snapshots."""
     # The kernel loses no message: the window's lost counts are zeros.
     none_lost = [0] * window.shape[1]
-    recorder.window = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist() + none_lost),
-                       (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist() + none_lost)]
-    recorder.finished = int(iv[S.I_FINISHED])
-    recorder.blocked = int(iv[S.I_BLOCKED])
-    recorder.waited = int(iv[S.I_WAITED])
-    recorder.sum_response = float(fv[S.F_SUM_RESPONSE])
-    recorder.sum_wait = float(fv[S.F_SUM_WAIT])
-    recorder.responses = sketch
-    return recorder
+    snapshots = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist() + none_lost),
+                 (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist() + none_lost)]
+    return RunResult(point.scenario.system.servers, point.scenario.run.jobs, snapshots,
+                     finished=int(iv[S.I_FINISHED]), blocked=int(iv[S.I_BLOCKED]), lost_jobs=0,
+                     waited=int(iv[S.I_WAITED]), sum_response=float(fv[S.F_SUM_RESPONSE]),
+                     sum_wait=float(fv[S.F_SUM_WAIT]), responses=sketch)
 
 
 class _Jobs:
@@ -678,29 +708,18 @@ class _OccupancyArrays:
         self.lengths = np.concatenate([self.lengths, np.zeros_like(self.lengths)], axis=1)
         self.totals = np.concatenate([self.totals, np.zeros_like(self.totals)], axis=1)
 
-    def observer(self, point: Point, iv: np.ndarray, fv: np.ndarray) -> Occupancy:
-        """A real `Occupancy` in the state the SimPy servers would have left it."""
-        from .occupancy import AREA, AREA_AT_EDGE, SINCE, TOTAL_AREA, TOTAL_AT_EDGE
+    def result(self, point: Point, iv: np.ndarray, fv: np.ndarray) -> OccupancyResult:
+        """The window's snapshots, as the SimPy engine's observer takes them (`Occupancy.edge`)."""
+        from .occupancy import AREA_AT_EDGE, TOTAL_AT_EDGE
 
-        observer = Occupancy(point.scenario.system.servers, 1.0 - point.load, theory_mean(point.scenario))
-        held, totals = int(iv[S.I_OCC_LENGTHS]), int(iv[S.I_OCC_TOTALS])
-        observer.count = self.count[:held].tolist()
-        observer.since = self.lengths[SINCE, :held].tolist()
-        observer.area = self.lengths[AREA, :held].tolist()
-        observer.total = int(iv[S.I_INSYS])
-        observer.total_area = self.totals[TOTAL_AREA, :totals].tolist()
-        observer.high, observer.low = int(iv[S.I_OCC_HIGH]), int(iv[S.I_OCC_LOW])
-        observer.high_since, observer.high_area = float(fv[S.F_HIGH_SINCE]), float(fv[S.F_HIGH_AREA])
-        observer.low_since, observer.low_area = float(fv[S.F_LOW_SINCE]), float(fv[S.F_LOW_AREA])
-        observer.last = float(fv[S.F_OCC_LAST])
         times = (fv[S.F_T0], fv[S.F_T1])
+        window = []
         for edge in range(int(iv[S.I_EDGES])):
             held = int(iv[S.I_OCC_EDGE_LENGTHS + 2 * edge])
             totals = int(iv[S.I_OCC_EDGE_LENGTHS + 2 * edge + 1])
-            observer.window.append((float(times[edge]), self.lengths[AREA_AT_EDGE + edge, :held].tolist(),
-                                    self.totals[TOTAL_AT_EDGE + edge, :totals].tolist(),
-                                    float(fv[S.F_SPREAD0 + edge])))
-        return observer
+            window.append((float(times[edge]), self.lengths[AREA_AT_EDGE + edge, :held].tolist(),
+                           self.totals[TOTAL_AT_EDGE + edge, :totals].tolist(), float(fv[S.F_SPREAD0 + edge])))
+        return OccupancyResult(point.scenario.system.servers, 1.0 - point.load, theory_mean(point.scenario), window)
 
 
 # -- the streams, in the SimPy engine's blocks --------------------------------------------

@@ -102,7 +102,7 @@ F_ARRIVAL = 16  # the time of the source's pending timeout (while I_SRC is 0)
 F_NFV = 17
 
 # -- parameters (P, int64) --------------------------------------------------------------
-P_POLICY = 0  # the policy's code (`compiled.policies.CODES`, from the registry)
+P_SPARE = 0  # unused (each policy has its own kernel: `compiled.build`)
 P_N = 1
 P_D = 2  # dispatchers
 P_CAPACITY = 3  # -1: none

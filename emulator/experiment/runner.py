@@ -47,26 +47,18 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
     ``progress``, if given, is called with the number of measured jobs finished
     so far, every few thousand jobs (for a progress bar on long single runs).
     """
-    from ..model.build import build_model
+    from ..engines import ENGINES
     from .results import identity
 
     started = time.perf_counter()
     engine = choose_engine(task.point, task.policy)
-    if engine == "compiled":
-        from .. import compiled
-
-        recorder = compiled.record(task.point, task.policy, task.seed, progress)
-        metrics = recorder.metrics()
-    else:
-        model = build_model(task.point, task.policy, task.seed)
-        metrics = model.run(progress)
-        recorder = model.recorder
+    result = ENGINES[engine].record(task.point, task.policy, task.seed, progress)
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
-    row.update(metrics)
+    row.update(result.metrics())
     row["wall_seconds"] = time.perf_counter() - started
     row["engine"] = engine
-    row.update(recorder.arrays())
+    row.update(result.arrays())
     return row
 
 
@@ -82,13 +74,16 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     wanted = point.scenario.run.engine
     if wanted == "simpy":
         return "simpy"
+    from ..engines import ENGINES
+
+    engine = ENGINES["compiled"]
+    if engine.supports(point, policy) is not None:
+        return "simpy"
     from .. import compiled
 
-    if compiled.supports(point, policy) is not None:
-        return "simpy"
     if wanted == "auto" and compiled.simpy_seconds(point, policy) < compiled.AUTO_SECONDS:
         return "simpy"
-    return "compiled" if compiled.available() else "simpy"
+    return "compiled" if engine.available() else "simpy"
 
 
 def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, str | None]:
