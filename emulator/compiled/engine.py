@@ -258,7 +258,7 @@ def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[]
     wanted: dict[tuple[str, str], tuple[Point, ResolvedPolicy]] = {}
     for point, policy in cases:
         template = "slotted" if point.scenario.system.time == "slotted" else "kernel"
-        built = loop(template, name_of(policy.name), _features(point))
+        built = loop(template, name_of(policy.name), _features(point, policy))
         function = built.simulate_slots if template == "slotted" else built.simulate
         if not function.overloads:  # not loaded or compiled in this process yet
             wanted.setdefault((template, policy.name), (point, policy))
@@ -290,11 +290,13 @@ def every_case(time: str = "continuous") -> list[tuple[Point, ResolvedPolicy]]:
     return [(point, point.policies[0]) for point in cases]
 
 
-def _features(point: Point) -> tuple[bool, ...]:
-    """The kernel's `build.FEATURES` for this point: with latency (events), with held slot messages (slots)."""
+def _features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
+    """The kernel's `build.FEATURES` for this case: latency (the event kernel) or held slot messages (the slot
+    clock), and whether the policy's decisions are checked (a policy that is not built in)."""
+    checked = policy.name not in BUILT_IN
     if point.scenario.system.time == "slotted":
-        return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0,)
-    return (point.scenario.network.latency.mean != 0,)
+        return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
+    return (point.scenario.network.latency.mean != 0, checked)
 
 
 def _short(point: Point, policy: ResolvedPolicy) -> tuple[Point, ResolvedPolicy]:
@@ -337,7 +339,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     from .policies import module, name_of
     from .tools import Toolkit
 
-    simulate = loop("kernel", name_of(policy.name), _features(point)).simulate  # built when first used
+    simulate = loop("kernel", name_of(policy.name), _features(point, policy)).simulate  # built when first used
     description = module(policy.name).describe(policy.config, _PointView(point), speeds)
     P, Q = _parameters(point, policy, description)
     latent = scenario.network.latency.mean != 0
@@ -418,6 +420,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             heap = _network_room(P, iv, toolkit, heap)
         elif status == S.EMPTY:  # what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
+        elif status == S.BAD_SERVER:
+            _bad_decision(policy, P, iv)
         elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
             raise RuntimeError(f"the kernel returned {status}")
     return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
@@ -430,6 +434,18 @@ def _network_room(P: np.ndarray, iv: np.ndarray, toolkit: Any, heap: np.ndarray)
         heap = np.concatenate([heap, np.zeros(max(len(heap), 3 * int(P[S.P_ROOM])))])
         iv[S.I_HEAP_CAP] = len(heap) // 3
     return heap
+
+
+def _bad_decision(policy: ResolvedPolicy, P: np.ndarray, iv: np.ndarray) -> None:
+    """BAD_SERVER: a user's compiled form chose no server, or one that does not exist: fail in one line."""
+    from ..errors import PolicyError
+
+    chosen = int(iv[S.I_BAD])
+    if chosen >= 0:
+        raise PolicyError(f"policy {policy.name!r}: its compiled form sent a job to server {chosen}, expected one "
+                          f"of 0..{int(P[S.P_N]) - 1}")
+    raise PolicyError(f"policy {policy.name!r}: its compiled form did not send a job (dispatch returned server "
+                      f"{chosen} without asking any server)")
 
 
 def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupancy: _OccupancyArrays,
@@ -483,6 +499,7 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
     P = np.zeros(S.P_NP, dtype=np.int64)
     P[S.P_N] = system.servers
     P[S.P_D] = system.dispatchers
+    P[S.P_CHECKED] = policy.name not in BUILT_IN  # a user's compiled form: its decisions are checked
     # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
     # runs as one that cannot either: a server never holds more jobs than the run creates.
     total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
@@ -519,7 +536,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     from .policies import module, name_of
     from .tools import Toolkit
 
-    simulate_slots = loop("slotted", name_of(policy.name), _features(point)).simulate_slots  # built when first used
+    simulate_slots = loop("slotted", name_of(policy.name), _features(point, policy)).simulate_slots  # on first use
 
     scenario = point.scenario
     system, workload = scenario.system, scenario.workload
@@ -612,6 +629,8 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
             assert split is not None
             split_buf = next(split)
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
+        elif status == S.BAD_SERVER:
+            _bad_decision(policy, P, iv)
         elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
             raise RuntimeError(f"the slot clock returned {status}")
     return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)

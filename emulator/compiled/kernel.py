@@ -45,6 +45,7 @@ from .state import (
     A_LEFT,
     ASK_MASK,
     ASK_SHIFT,
+    BAD_SERVER,
     DONE,
     EMPTY,
     F_AREA,
@@ -54,6 +55,7 @@ from .state import (
     FLUSH,
     I_ARRIVAL_EID,
     I_ARRIVED,
+    I_BAD,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
@@ -94,6 +96,7 @@ from .state import (
     NEED_SIZES,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHECKED,
     P_CHOICE_AT_DEPARTURE,
     P_CHOICE_AT_DISPATCH,
     P_CHOICE_AT_TIMER,
@@ -160,6 +163,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
         P[P_LISTS_AT_DEPARTURE] != 0
     latent = P[P_LATENT] != 0  # feature: every message an event (`network`)
+    checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     lists = P[P_LISTS] != 0
     if start:
         iv[I_INIT] = 0
@@ -234,6 +238,9 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                         dispatcher = int(u * n_dispatchers)
                 iv[I_CURRENT] = slot
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
+                if checked and (sid >= P[P_N] or (sid < 0 and not latent)):  # (with latency -1: it asked)
+                    iv[I_BAD] = sid
+                    return BAD_SERVER
                 iv[I_SRC] = 2
                 if sid >= 0:
                     iv[I_TRANSFERS] += 1  # Channel.transfer
@@ -344,6 +351,9 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 elif arg & REPLY_EVENT:  # an ask's last reply: the policy decides
                     a = arg & ASK_MASK
                     to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, a)
+                    if checked and to >= P[P_N]:
+                        iv[I_BAD] = to
+                        return BAD_SERVER
                     if asks[a, A_LEFT] == 0:  # (the threshold model may ask again)
                         held = asks[a, A_JOB]
                         close_ask(T, iv, a)

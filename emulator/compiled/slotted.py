@@ -43,11 +43,13 @@ from .policies.template import deliver, dispatch, initialise, on_arrive, on_arri
 from .recorder import RESPONSE_BATCH, edge, leave
 from .slots import BEGIN, JOBS, MEMBER, ORDER, SIZE, groups
 from .state import (
+    BAD_SERVER,
     DONE,
     F_AREA,
     F_LAST,
     F_NOW,
     FLUSH,
+    I_BAD,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
@@ -75,6 +77,7 @@ from .state import (
     NEED_OCCUPANCY,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHECKED,
     P_CHOICE_AT_DEPARTURE,
     P_CHOICE_AT_DISPATCH,
     P_CHOICE_AT_TIMER,
@@ -148,6 +151,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
     heap = unmanaged(heap)
     T = view(tools, fv, heap)
     held = P[P_HELD] != 0  # feature: slot.pull_delay holds tokens and reports back as messages
+    checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
     member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
         scratch[JOBS]
@@ -322,6 +326,9 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                 if held and not network_room(P, iv):
                     return NEED_NETWORK
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, order[g])
+                if checked and not 0 <= sid < n:
+                    iv[I_BAD] = sid
+                    return BAD_SERVER
                 iv[I_TRANSFERS] += k
                 accepted = 0
                 first = sv[S_FIRST]

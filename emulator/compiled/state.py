@@ -22,6 +22,7 @@ EMPTY = 10  # no event left before the run is done
 NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arrival: grow them
 NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: compact or grow them
 NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, messages, asks, heap): refill, grow
+BAD_SERVER = 14  # a policy's compiled form chose a server outside 0 .. N - 1 (iv[I_BAD]), or none
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -79,7 +80,8 @@ I_MAXLEN = 51  # the longest length a server has had (with latency, what the len
 I_CURRENT = 52  # the slot of the job being dispatched (an ask that waits for replies holds it)
 I_HELD = 53  # slotted time's pull_delay (0: none): a held message is due after the decisions of slot
 # int(now) + I_HELD - 1 (`model.slotted.SlotChannel`)
-I_NIV = 54
+I_BAD = 54  # the server of `BAD_SERVER`
+I_NIV = 55
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -102,7 +104,7 @@ F_ARRIVAL = 16  # the time of the source's pending timeout (while I_SRC is 0)
 F_NFV = 17
 
 # -- parameters (P, int64) --------------------------------------------------------------
-P_SPARE = 0  # unused (each policy has its own kernel: `compiled.build`)
+P_CHECKED = 0  # 1: a policy that is not built in: its decisions are checked (`BAD_SERVER`)
 P_N = 1
 P_D = 2  # dispatchers
 P_CAPACITY = 3  # -1: none
