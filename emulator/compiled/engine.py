@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import ScenarioError
 from ..measure.messages import KINDS, Kind
 from ..measure.occupancy import OCCUPANCY_METRICS, theory_mean
 from ..measure.recorder import METRICS
@@ -282,12 +283,27 @@ def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[]
     return True
 
 
-def every_case(time: str = "continuous") -> list[tuple[Point, ResolvedPolicy]]:
-    """A short case of every built-in compiled policy in ``time``: `prepare` them to build every kernel ahead."""
-    system = {"servers": 4, "time": time}
-    cases = [Scenario.from_dict({"name": name, "system": system, "policies": [{"name": name}],
-                                 "run": {"jobs": 20, "warmup_jobs": 0}}).points()[0] for name in sorted(COMPILED)]
-    return [(point, point.policies[0]) for point in cases]
+def every_case() -> list[tuple[Point, ResolvedPolicy]]:
+    """A short case of every kernel of every built-in compiled policy: `prepare` them to build all ahead.
+
+    Each policy's event kernel without and with latency, and its slot clock; with held
+    messages (``slot.pull_delay``) too for the policies that send what it holds (JIQ, JBT-d).
+    """
+    systems = [{"system": {"servers": 4}},
+               {"system": {"servers": 4}, "network": {"latency": {"kind": "exponential", "mean": 0.1}}},
+               {"system": {"servers": 4, "time": "slotted"}}]
+    held = {"system": {"servers": 4, "time": "slotted", "slot": {"pull_delay": 1}}}
+    cases = []
+    for name in sorted(COMPILED):
+        for system in systems + ([held] if name in ("jiq", "jbt") else []):
+            scenario = {"name": name, "policies": [{"name": name}], "run": {"jobs": 20, "warmup_jobs": 0}, **system}
+            try:
+                point = Scenario.from_dict(scenario).points()[0]
+            except ScenarioError:  # e.g. held messages for a policy that sends none
+                continue
+            if supports(point, point.policies[0]) is None:
+                cases.append((point, point.policies[0]))
+    return cases
 
 
 def _features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
