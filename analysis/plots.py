@@ -643,8 +643,9 @@ def message_kinds(summary: pd.DataFrame, nonzero: bool = True) -> list[str]:
     -------
     list of str
     """
+    # messages_per_job_diff (with compare_to) is the paired difference of the total, not a kind.
     kinds = [c[len(KIND_PREFIX):] for c in summary.columns
-             if c.startswith(KIND_PREFIX) and not c.endswith("_ci95")]
+             if c.startswith(KIND_PREFIX) and not c.endswith(("_ci95", "_diff"))]
     if nonzero:
         kinds = [k for k in kinds if summary[KIND_PREFIX + k].fillna(0).abs().sum() > 0]
     return kinds

@@ -427,3 +427,15 @@ def test_the_faults_figure_is_drawn_in_the_style_of_the_others(continuous: emula
     assert ax.get_facecolor() == own.get_facecolor()
     assert ax.get_ygridlines()[0].get_color() == own.get_ygridlines()[0].get_color()
     assert ax.get_ygridlines()[0].get_alpha() == own.get_ygridlines()[0].get_alpha()
+
+
+def test_a_paired_comparisons_difference_is_not_a_kind_of_message() -> None:
+    """With compare_to, summary.csv has messages_per_job_diff: the difference of the totals, not a kind."""
+    results = emulator.run({"name": "paired", "seed": 7, "replications": 2, "run": {"jobs": 500, "warmup_jobs": 50},
+                            "system": {"servers": 5}, "compare_to": "SQ(2)",
+                            "policies": [{"name": "sqd", "d": 2}, {"name": "jiq"}]}, workers=1)
+    assert "messages_per_job_diff" in results.summary
+    assert plots.message_kinds(results.summary) == ["query", "reply", "idle"]
+    ax = visible(results.plot("messages_by_kind"))[0]
+    assert [bars.get_label() for bars in ax.containers] == ["query", "reply", "idle"]
+    assert max(bar.get_y() + bar.get_height() for bars in ax.containers for bar in bars) == pytest.approx(1.0)
