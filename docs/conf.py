@@ -66,7 +66,7 @@ html_theme_options = {
 }
 # The landing page, and the pages of wide figures (three panels side by side) or tables (nine
 # columns), use the whole width.
-html_sidebars = {"index": [], "gallery": [], "faults": [], "slotted-results": []}
+html_sidebars = {"index": [], "gallery": [], "faults": [], "slotted-results": [], "occupancy": []}
 html_title = f"lbemu {version}"
 html_static_path = ["_static"]
 html_css_files = ["lbemu.css"]
