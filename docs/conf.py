@@ -60,13 +60,13 @@ html_theme = "pydata_sphinx_theme"
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
-    "secondary_sidebar_items": {"**": ["page-toc"], "index": []},
+    # "On this page" goes under the site's navigation, on the left: the article keeps the width
+    # that a right-hand column would take, for tables of seven columns and figures of three panels.
+    "secondary_sidebar_items": [],
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-# The landing page, and the pages of wide figures (three panels side by side) or tables (nine
-# columns), use the whole width.
-html_sidebars = {"index": [], "gallery": [], "faults": [], "slotted-results": [], "occupancy": []}
+html_sidebars = {"**": ["sidebar-nav-bs", "page-toc"], "index": []}
 html_title = f"lbemu {version}"
 html_static_path = ["_static"]
 html_css_files = ["lbemu.css"]
