@@ -147,6 +147,26 @@ def sized(size: Sequence[float] | None, key: str = "size", given: str | None = N
     return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
 
 
+def check_room(fig: Figure, name: str) -> None:
+    """`emulator.ScenarioError` if ``fig``, of a size the user chose, is too small for its panels.
+
+    Matplotlib would only warn and draw the panels squashed to nothing: the layout is run
+    here, once, and its complaint turned into a one-line refusal.
+    """
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.draw_without_rendering()
+    if any("constrained_layout not applied" in str(warning.message) for warning in caught):
+        from emulator.errors import ScenarioError
+
+        width, height = fig.get_size_inches()
+        panels = sum(ax.get_visible() for ax in fig.get_axes())
+        raise ScenarioError(f"size: expected room for the {panels} panel{'s' if panels != 1 else ''} of "
+                            f"'{name}' and their labels, got {shown(f'{width:g},{height:g}')} inches")
+
+
 def shown(value: Any) -> str:
     """A value as an error message shows it: a sequence as ``a,b``, text as is, cut at 40 characters."""
     text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)

@@ -32,6 +32,12 @@ plot DIR`` (`plot_folder`) call the same functions, listed by name in `FIGURES`:
     Only when a JBT-d period is swept (a key such as ``policies.3.period``):
     messages per job against the period T, one line per policy, with the other
     swept keys as panels.
+`plot_metric` (``metric=``)
+    Any metric column with an interval (`metrics`: ``mean_wait``, ``p99_response``, ...)
+    against the swept variable, as ``response`` draws the mean.
+
+``lbemu plot`` and `draw` (``Results.plot``) take the same options: a format, a size in
+inches, no title, a metric.
 
 The response-time tail is `analysis.response_tail.plot_response_tail`, and the
 queue-length tails `analysis.occupancy_plots`.
@@ -822,6 +828,8 @@ def draw(results: Any, name: str | None = None, ax: canvas.Target = None, *, met
             kind = "a figure these results have data for" if name in FIGURES else "a figure name"
             raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'")
         fig = figure_function(str(name))(source, ax=target)
+    if size is not None:
+        canvas.check_room(fig, metric or str(name))
     # The caller's axes carry no title of lbemu's: there is none to leave out, and theirs stays.
     return canvas.untitled(fig) if not title and ax is None else fig
 
