@@ -81,7 +81,9 @@ RESOLVED = {"load": "load", "servers": "servers"}
 
 AXIS_LABELS = {"load": "load (arrival rate / service capacity)", "servers": "servers N",
                "mean_response": "mean response time ({unit})", "messages_per_job": "messages per job",
-               "blocked_fraction": "fraction of jobs blocked"}
+               "blocked_fraction": "fraction of jobs blocked", "mean_wait": "mean wait ({unit})",
+               "p50_response": "median response time ({unit})", "p90_response": "p90 response time ({unit})",
+               "p99_response": "p99 response time ({unit})"}
 TRADEOFF_PANELS = 4
 """Up to this many values of the x variable, the trade-off has one panel per value."""
 WIDE = 10.0
@@ -517,7 +519,7 @@ def plot_metric(results: Any, metric: str, ax: canvas.Target = None) -> Figure:
                             f"got {canvas.shown(metric)}")
     expect_numbers(p.summary, [metric, f"{metric}_ci95"])
     expect_finite(p.summary, [metric, f"{metric}_ci95"])
-    words = _label(metric, p.unit)
+    words = _label(metric, p.unit).split(" (")[0]  # the axis says the unit; the title names the metric
     return _metric_figure(p, p.plan, metric, words[0].upper() + words[1:], metric, ax)
 
 

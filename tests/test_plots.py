@@ -323,7 +323,8 @@ def test_the_same_options_from_python(continuous: emulator.Results) -> None:
     assert tuple(fig.get_size_inches()) == (7, 3) and fig.get_suptitle() == ""
     fig = continuous.plot(metric="p99_response")
     ax = visible(fig)[0]
-    assert ax.get_ylabel() == "p99 response" and fig.get_suptitle().startswith("P99 response (95% CI)")
+    assert ax.get_ylabel() == "p99 response time (mean service times)"
+    assert fig.get_suptitle().startswith("P99 response time (95% CI)")
     jsq = next(bars for bars in ax.containers if bars.get_label() == "JSQ")
     expected = continuous.summary.query("policy == 'JSQ'").sort_values("load")["p99_response"]
     assert list(jsq.lines[0].get_ydata()) == list(expected)
