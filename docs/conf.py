@@ -66,7 +66,7 @@ html_theme_options = {
     "footer_start": ["copyright"],
     "footer_end": ["sphinx-version"],
 }
-html_sidebars = {"**": ["sidebar-nav-bs", "page-toc"], "index": []}
+html_sidebars = {"**": ["sidebar-nav-bs", "page-toc"], "index": []}  # the landing page: the whole width
 html_title = f"lbemu {version}"
 html_static_path = ["_static"]
 html_css_files = ["lbemu.css"]
