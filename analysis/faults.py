@@ -105,7 +105,7 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
     settings = list(dict.fromkeys(frame["failures"]))
     policies = list(dict.fromkeys(frame["policy"]))
     style = style_of(frame)
-    fig, axes = canvas.figure(len(settings))
+    fig, axes = canvas.figure(len(settings), ncols=min(2, len(settings)))  # two a row: readable on a page
     for ax, setting in zip(axes, settings, strict=True):
         part = frame[frame["failures"] == setting]
         for policy in policies:
