@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -233,6 +234,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     from .errors import ScenarioError, show
     from .experiment.profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
     from .experiment.results import summarize
+    from .experiment.warmup import notes
     from .scenario.reading import load_scenario
 
     # Everything is checked before the results folder is created.
@@ -301,6 +303,8 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     done = [rows[key] for key in order if key in rows]
     runs = pd.DataFrame([without_arrays(row) for row in done])
     swept = list(dict.fromkeys(key for point in points for key in point.values))
+    for line in notes(done):
+        print(f"lbemu: warning: {line}", file=sys.stderr)
     results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors,
                       occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept))
     if out is not None:
@@ -390,6 +394,14 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
         values = [rows[point, label, rep][target.metric] for rep in range(n) if (point, label, rep) in rows]
         if n >= target.max_replications:
             continue
+        batch = _batch_halfwidth(rows.get((point, label, 0), {}), target.metric) if len(values) == 1 else None
+        if batch is not None:  # one replication with batch means: its interval, extrapolated as 1/sqrt(n)
+            goal = target.relative_halfwidth * abs(values[0])
+            if batch > goal:
+                needed = math.ceil((batch / goal) ** 2) if goal > 0 else target.max_replications
+                wanted[point, label] = min(target.max_replications, max(2, needed))
+                grew = True
+            continue
         if len(values) < 2:  # no half-width yet: not met, so take a second replication
             wanted[point, label] = max(2, n + 1)
             grew = True
@@ -402,6 +414,12 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
         wanted[point, label] = min(target.max_replications, max(n + 1, needed))
         grew = True
     return grew
+
+
+def _batch_halfwidth(row: dict[str, Any], metric: str) -> float | None:
+    """The batch-means half-width of ``metric`` in a task's row, if it has one."""
+    half = row.get(f"{metric}_batch_ci95")
+    return None if half is None or not math.isfinite(half) else float(half)
 
 
 class _Bars:

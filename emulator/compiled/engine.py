@@ -112,7 +112,7 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
     if point.scenario.network.latency.mean != 0:
         us += 2.4 * (2.0 + 2.0 * samples)
-    return (run.warmup_jobs + run.jobs) * us * 1e-6
+    return run.total_jobs * us * 1e-6
 
 
 CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
@@ -126,10 +126,10 @@ _KNOWN_FIELDS = {
     "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
     "service": {"kind", "mean", "k", "scv", "alpha"},
     "network": {"latency", "loss", "timeout"},
-    "run": {"jobs", "warmup_jobs", "engine", "occupancy"},
+    "run": {"jobs", "warmup_jobs", "engine", "occupancy", "batch_means"},
 }
 _KNOWN_METRICS = (
-    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "jobs", "warmup_jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
     *(f"delivered_per_job_{k}" for k in KINDS), *(f"lost_per_job_{k}" for k in KINDS),
     "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
@@ -164,7 +164,9 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
-    if scenario.run.warmup_jobs + scenario.run.jobs >= 2**62:
+    if scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None:
+        return "run.warmup_jobs: auto and run.batch_means need each job's response in arrival order"
+    if scenario.run.total_jobs >= 2**62:
         return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
     # Known keys the kernel does not model yet: only their neutral values run compiled.
     if system.time == "slotted":
