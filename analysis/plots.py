@@ -651,7 +651,7 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 
 # -- every figure, by name ------------------------------------------------------------------
 FIGURES = ("response", "messages", "tradeoff", "messages_by_kind", "blocking", "response_tail",
-           "messages_vs_period", "occupancy", "halfin_whitt")
+           "messages_vs_period", "occupancy", "halfin_whitt", "warmup")
 """Every figure lbemu draws, by name, in the order ``lbemu plot`` writes them (see `figure_function`)."""
 
 
@@ -663,10 +663,10 @@ def figure_function(name: str) -> Callable[..., Figure]:
     >>> figure_function("tradeoff").__name__, figure_function("occupancy").__module__
     ('plot_tradeoff', 'analysis.occupancy_plots')
     """
-    from . import occupancy_plots, response_tail  # here, not above: they import pandas
+    from . import occupancy_plots, response_tail, warmup_plots  # here, not above: they import pandas
 
     module = {"response_tail": response_tail, "occupancy": occupancy_plots,
-              "halfin_whitt": occupancy_plots}.get(name)
+              "halfin_whitt": occupancy_plots, "warmup": warmup_plots}.get(name)
     function: Callable[..., Figure] = getattr(module, f"plot_{name}") if module else globals()[f"plot_{name}"]
     return function
 
@@ -684,7 +684,8 @@ def available(results: Any) -> list[str]:
         ``response``, ``messages``, ``tradeoff`` and ``messages_by_kind`` always;
         ``blocking`` when some job was blocked, ``response_tail`` with a
         response-time histogram, ``messages_vs_period`` when a JBT-d period is
-        swept, ``occupancy`` with queue lengths and ``halfin_whitt`` for pools.
+        swept, ``occupancy`` with queue lengths, ``halfin_whitt`` for pools and
+        ``warmup`` with ``run.warmup_jobs: auto``.
     """
     source = source_of(results)
     summary = source.summary
@@ -701,6 +702,8 @@ def available(results: Any) -> list[str]:
         names.append("occupancy")
         if has_pools(source):
             names.append("halfin_whitt")
+    if source.warmup is not None:
+        names.append("warmup")
     return names
 
 

@@ -113,7 +113,8 @@ class Results:
 
     ``errors`` lists the tasks that raised, as ``(task description, error)``.
     ``occupancy``, ``total_jobs`` and ``response_cdf`` are the long-format frames of
-    `emulator.experiment.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv).
+    `emulator.experiment.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv);
+    ``warmup`` that of `emulator.experiment.warmup.frame` (warmup.csv).
     """
 
     runs: Any
@@ -123,6 +124,7 @@ class Results:
     occupancy: Any = None
     total_jobs: Any = None
     response_cdf: Any = None
+    warmup: Any = None
 
     def table(self, **options: Any) -> str:
         """The comparison table (see `analysis.tables.comparison_table`)."""
@@ -170,7 +172,7 @@ class Results:
         name : str
             ``"response"``, ``"messages"``, ``"tradeoff"``, ``"messages_by_kind"``, and
             where the results have the data ``"blocking"``, ``"response_tail"``,
-            ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``
+            ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``, ``"warmup"``
             (`analysis.plots.available` lists them; `analysis.plots.figure_function`
             gives the function behind each).
         ax : Axes, sequence of Axes, or Figure, optional
@@ -234,6 +236,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     from .errors import ScenarioError, show
     from .experiment.profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
     from .experiment.results import summarize
+    from .experiment.warmup import frame as warmup_frame
     from .experiment.warmup import notes
     from .scenario.reading import load_scenario
 
@@ -306,7 +309,8 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     for line in notes(done):
         print(f"lbemu: warning: {line}", file=sys.stderr)
     results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors,
-                      occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept))
+                      occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept),
+                      warmup_frame(done, swept))
     if out is not None:
         from .experiment.output import write_results
 

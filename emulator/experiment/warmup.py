@@ -80,3 +80,30 @@ def notes(rows: list[dict[str, Any]]) -> list[str]:
             first[key] = (text, count + 1)
     return [f"{text} (point {point}, {policy}: {count} replication(s))"
             for (point, policy, _), (text, count) in first.items()]
+
+
+FRAME_COLUMNS = ("replication", "jobs", "running_mean", "start", "mser", "truncation")
+"""The columns of warmup.csv after ``point``, the swept keys and ``policy``."""
+
+
+def frame(rows: list[dict[str, Any]], keys: list[str]) -> Any:
+    """warmup.csv: per replication with ``warmup_jobs: auto``, its `figure_data` in long format.
+
+    One row per kept point: ``point``, the swept ``keys``, ``policy``, ``replication``,
+    ``jobs`` and ``running_mean`` (the running mean after that many arrivals), ``start``
+    and ``mser`` (Z of a truncation at that job), ``truncation`` (the jobs dropped).
+    """
+    import pandas as pd
+
+    records = []
+    for row in rows:
+        data = row.get("warmup")
+        if not data:
+            continue
+        ident = {"point": row["point"], **{key: row.get(key) for key in keys}, "policy": row["policy"],
+                 "replication": row["replication"]}
+        for jobs, mean, start, z in zip(data["jobs"], data["running_mean"], data["start"], data["mser"],
+                                        strict=True):
+            records.append({**ident, "jobs": jobs, "running_mean": mean, "start": start, "mser": z,
+                            "truncation": data["truncation"]})
+    return pd.DataFrame(records, columns=["point", *keys, "policy", *FRAME_COLUMNS])
