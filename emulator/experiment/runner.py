@@ -93,9 +93,7 @@ def _simulate(point: Point, policy: ResolvedPolicy, seed: int, engine: str, seri
     if engine == "compiled":
         from .. import compiled
 
-        if series is not None:  # `compiled.supports` sends these runs to SimPy
-            raise RunError("the compiled engine records no response series")
-        recorder = compiled.record(point, policy, seed, progress)
+        recorder = compiled.record(point, policy, seed, progress, series)
         return recorder, recorder.metrics()
     from ..model.build import build_model
 

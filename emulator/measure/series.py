@@ -45,6 +45,12 @@ class Series:
         self.sums[index] += response
         self.counts[index] += 1
 
+    def add_many(self, jobs: np.ndarray, responses: np.ndarray) -> None:
+        """`add` for each pair in order (`np.add.at` adds one by one: the same sums as `add`)."""
+        index = (jobs - self.first) * self.num // self.den
+        np.add.at(self.sums, index, responses)
+        np.add.at(self.counts, index, 1)
+
     def means(self) -> np.ndarray:
         """The mean response of each batch with a served job, in arrival order."""
         kept = self.counts > 0
