@@ -741,7 +741,8 @@ def draw(results: Any, name: str, ax: canvas.Target = None) -> Figure:
 
 
 # -- entry point ---------------------------------------------------------------------------
-def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dpi: float = canvas.DPI) -> list[Path]:
+def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dpi: float = canvas.DPI,
+                names: Sequence[str] | None = None) -> list[Path]:
     """Write the figures of a results summary as PNG and SVG files into a folder.
 
     Parameters
@@ -756,11 +757,14 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dp
         ``occupancy.csv``, ``scenario.yaml``); default ``out``. Nothing is written there.
     dpi : float
         Resolution of the PNG files.
+    names : sequence of str, optional
+        The figures to write (``lbemu plot --figure``), each one of `available`; default all of them.
 
     Returns
     -------
     list of Path
-        ``<name>.png`` inside ``out`` for each name of `available`, in that order. Each PNG has an SVG twin beside it.
+        ``<name>.png`` inside ``out`` for each name of ``names`` or `available`, in that order. Each PNG
+        has an SVG twin beside it.
 
     Raises
     ------
@@ -780,7 +784,14 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dp
     """
     data = with_files(summary, source if source is not None else out)
     _prepare(data)  # a bad summary is refused before the folder is touched
-    drawn = [(name, figure_function(name)(data)) for name in available(data)]
+    have = available(data)
+    for name in names or ():
+        if name not in have:
+            from emulator.errors import ScenarioError
+
+            kind = "a figure these results have data for" if name in FIGURES else "a figure name"
+            raise ScenarioError(f"--figure: expected {kind} ({', '.join(have)}), got '{name}'")
+    drawn = [(name, figure_function(name)(data)) for name in (have if names is None else names)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     return [canvas.save(fig, out / f"{name}.png", dpi) for name, fig in drawn]

@@ -78,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="figures from a results folder")
     plot.add_argument("dir")
+    plot.add_argument("--figure", help="write only this figure (e.g. warmup); default: every figure of the results")
     return parser
 
 
@@ -242,7 +243,7 @@ def _plot(args: argparse.Namespace) -> int:
 
     summary = read_summary(args.dir)
     with _writing(args.dir):
-        paths = plot_folder(summary, Path(args.dir))
+        paths = plot_folder(summary, Path(args.dir), names=None if args.figure is None else [args.figure])
     for path in paths:
         print(f"wrote {path} and {path.with_suffix('.svg').name}")
     return 0

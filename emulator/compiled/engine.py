@@ -460,11 +460,11 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
     P[S.P_D] = system.dispatchers
     # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
     # runs as one that cannot either: a server never holds more jobs than the run creates.
-    total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
+    total = scenario.run.total_jobs  # below 2**62 (`supports`)
     capacity = system.capacity
     P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
     P[S.P_POOL] = system.discipline == "pool"
-    P[S.P_WARMUP] = scenario.run.warmup_jobs
+    P[S.P_WARMUP] = scenario.run.fixed_warmup
     P[S.P_JOBS] = scenario.run.jobs
     P[S.P_OCCUPANCY] = scenario.run.occupancy
     shares = system.dispatcher_shares
@@ -542,7 +542,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     arrival = workload.arrivals
     count_stream = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
     mus = [speed / workload.service.mean for speed in server_speeds]  # as `build_model`
-    total = scenario.run.warmup_jobs + scenario.run.jobs
+    total = scenario.run.total_jobs
     caps_rng = generator(seed, "capacities")
     rates = np.asarray(mus)
     if workload.service.kind == "deterministic":  # one row for every slot; beyond the run's jobs, as many
@@ -630,7 +630,7 @@ def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
     import simpy
 
     run = point.scenario.run
-    recorder = Recorder(simpy.Environment(), point.scenario.system.servers, run.warmup_jobs, run.jobs)
+    recorder = Recorder(simpy.Environment(), point.scenario.system.servers, run.fixed_warmup, run.jobs)
     # The kernel loses no message: the window's lost counts are zeros.
     none_lost = [0] * window.shape[1]
     recorder.window = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist() + none_lost),

@@ -43,8 +43,8 @@ def write_results(out: Path, results: Any) -> None:
     """Write the result files of docs/results.md into ``out`` (created if needed).
 
     ``occupancy.csv``, ``total_jobs.csv``, ``response_cdf.csv`` (`emulator.experiment.profiles`)
-    and ``warmup.csv`` (`emulator.experiment.warmup`) are written when they have rows. `RunError` if one cannot be written (e.g. the disk
-    is full): the store keeps the results.
+    and ``warmup.csv`` (`emulator.experiment.warmup`) are written when they have rows.
+    `RunError` if one cannot be written (e.g. the disk is full): the store keeps the results.
     """
     from ..errors import RunError
 

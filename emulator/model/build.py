@@ -62,7 +62,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     scenario = point.scenario
     system, workload = scenario.system, scenario.workload
     env = simpy.Environment()
-    recorder = Recorder(env, system.servers, scenario.run.warmup_jobs, scenario.run.jobs)
+    recorder = Recorder(env, system.servers, scenario.run.fixed_warmup, scenario.run.jobs)
     network = scenario.network
     latency = network.latency
     slot = system.slot or SlotConfig()

@@ -272,6 +272,13 @@ class RunConfig(Strict):
         return self
 
     @property
+    def fixed_warmup(self) -> int:
+        """The warm-up an engine runs with: ``auto`` is resolved into one before (`emulator.experiment.warmup`)."""
+        if self.warmup_jobs == "auto":
+            raise RuntimeError("run.warmup_jobs: auto reached an engine unresolved")
+        return self.warmup_jobs
+
+    @property
     def total_jobs(self) -> int:
         """The jobs of the run, warm-up included: with ``warmup_jobs: auto``, ``jobs`` itself."""
         return self.jobs if self.warmup_jobs == "auto" else self.warmup_jobs + self.jobs
