@@ -63,8 +63,9 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
         point, found = warmup.second_pass(task.point, series)
         arrays["warmup"] = warmup.figure_data(series, found)
         notes.append(warmup.note(found, run.jobs))
+    measured = point.scenario.run
     batches = None if run.batch_means is None else \
-        Series.batches(point.scenario.run.warmup_jobs, point.scenario.run.jobs, run.batch_means)  # type: ignore[arg-type]
+        Series.batches(measured.fixed_warmup, measured.jobs, run.batch_means)
     recorder, metrics = _simulate(point, task.policy, task.seed, engine, batches, progress)
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
