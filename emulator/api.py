@@ -20,7 +20,7 @@ def _law(value: Any) -> Any:
 
 
 def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
-             seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
+             seed: int = 1, warmup_jobs: int | str | None = None, service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
              dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
@@ -43,6 +43,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     the row then also holds ``occupancy`` (s_i, a list indexed by i), ``total_jobs``
     (``[first, probabilities]``) and the metrics ``mean_spread``, ``mean_scaled_total``
     and ``ks_exponential_*`` (NaN without it); see ``docs/occupancy.md``.
+    ``warmup_jobs="auto"`` finds the warm-up by MSER-5 (docs/warmup.md); default a tenth of ``jobs``.
     ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``. With
     ``response_bins=True`` the row keeps the response-time sketch's non-empty bins
     (``[[bin, count], ...]``), as the result store does.
@@ -67,7 +68,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
 
 
 def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
-                  seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
+                  seed: int = 1, warmup_jobs: int | str | None = None, service: Any = None, arrivals: Any = None,
                   latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
                   capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
                   dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
