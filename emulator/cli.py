@@ -155,9 +155,11 @@ def _validate(args: argparse.Namespace) -> int:
     # Every point runs the same policy list, so one count is the rule; say so plainly if not.
     policies = (f"{counts[0]} {'policy' if counts == [1] else 'policies'}" if len(counts) == 1
                 else f"{counts[0]}-{counts[-1]} policies")
+    run = scenario.run
+    length = f"{run.jobs} jobs each, warm-up included and found by MSER-5" if run.warmup_jobs == "auto" \
+        else f"{run.jobs} jobs each after {run.warmup_jobs} warm-up"
     print(f"{scenario.name}: {len(points)} point(s) x {policies} x {scenario.replications} "
-          f"replication(s) = {tasks} task(s), {scenario.run.jobs} jobs each after "
-          f"{scenario.run.warmup_jobs} warm-up")
+          f"replication(s) = {tasks} task(s), {length}")
     for point in points:
         policies = ", ".join(policy.label for policy in point.policies)
         print(f"  point {point.index}: {point.describe()}: N={point.servers} load={point.load:g} "
