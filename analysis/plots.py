@@ -728,7 +728,7 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 
 # -- every figure, by name ------------------------------------------------------------------
 FIGURES = ("response", "messages", "tradeoff", "messages_by_kind", "blocking", "response_tail",
-           "messages_vs_period", "occupancy", "halfin_whitt")
+           "messages_vs_period", "occupancy", "halfin_whitt", "warmup")
 """Every figure lbemu draws, by name, in the order ``lbemu plot`` writes them (see `figure_function`)."""
 
 
@@ -740,10 +740,10 @@ def figure_function(name: str) -> Callable[..., Figure]:
     >>> figure_function("tradeoff").__name__, figure_function("occupancy").__module__
     ('plot_tradeoff', 'analysis.occupancy_plots')
     """
-    from . import occupancy_plots, response_tail  # here, not above: they import pandas
+    from . import occupancy_plots, response_tail, warmup_plots  # here, not above: they import pandas
 
     module = {"response_tail": response_tail, "occupancy": occupancy_plots,
-              "halfin_whitt": occupancy_plots}.get(name)
+              "halfin_whitt": occupancy_plots, "warmup": warmup_plots}.get(name)
     function: Callable[..., Figure] = getattr(module, f"plot_{name}") if module else globals()[f"plot_{name}"]
     return function
 
@@ -761,7 +761,8 @@ def available(results: Any) -> list[str]:
         ``response``, ``messages``, ``tradeoff`` and ``messages_by_kind`` always;
         ``blocking`` when some job was blocked, ``response_tail`` with a
         response-time histogram, ``messages_vs_period`` when a JBT-d period is
-        swept, ``occupancy`` with queue lengths and ``halfin_whitt`` for pools.
+        swept, ``occupancy`` with queue lengths, ``halfin_whitt`` for pools and
+        ``warmup`` with ``run.warmup_jobs: auto``.
     """
     source = source_of(results)
     summary = source.summary
@@ -778,6 +779,8 @@ def available(results: Any) -> list[str]:
         names.append("occupancy")
         if has_pools(source):
             names.append("halfin_whitt")
+    if source.warmup is not None:
+        names.append("warmup")
     return names
 
 
@@ -839,7 +842,7 @@ def draw(results: Any, name: str | None = None, ax: canvas.Target = None, *, met
 # -- entry point ---------------------------------------------------------------------------
 def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dpi: float = canvas.DPI, *,
                 fmt: str | None = None, size: Sequence[float] | None = None, title: bool = True,
-                metric: str | None = None) -> list[Path]:
+                metric: str | None = None, names: Sequence[str] | None = None) -> list[Path]:
     """Write the figures of a results summary as PNG and SVG files (or files of one format) into a folder.
 
     Parameters
@@ -863,12 +866,14 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dp
         False leaves out the figures' titles.
     metric : str, optional
         Write only this metric column's figure (`plot_metric`), as ``<metric>.<format>``.
+    names : sequence of str, optional
+        The figures to write (``lbemu plot --figure``), each one of `available`; default all of them.
 
     Returns
     -------
     list of Path
-        ``<name>.png`` inside ``out`` for each name of `available`, in that order. Each PNG has an SVG twin beside
-        it; with ``fmt``, ``<name>.<fmt>`` alone.
+        ``<name>.png`` inside ``out`` for each name of ``names`` or `available`, in that order. Each PNG has
+        an SVG twin beside it; with ``fmt``, ``<name>.<fmt>`` alone.
 
     Raises
     ------
@@ -892,10 +897,15 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dp
         raise ScenarioError(f"format: expected one of {', '.join(canvas.FORMATS)}, got {canvas.shown(fmt)}")
     data = with_files(summary, source if source is not None else out)
     _prepare(data)  # a bad summary is refused before the folder is touched
+    have = available(data)
+    for name in names or ():
+        if name not in have:
+            kind = "a figure these results have data for" if name in FIGURES else "a figure name"
+            raise ScenarioError(f"--figure: expected {kind} ({', '.join(have)}), got '{name}'")
     if metric is not None:
         drawn = [(metric, draw(data, metric=metric, size=size, title=title))]
     else:
-        drawn = [(name, draw(data, name, size=size, title=title)) for name in available(data)]
+        drawn = [(name, draw(data, name, size=size, title=title)) for name in (have if names is None else names)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     return [canvas.save(fig, out / f"{name}.png", dpi, fmt) for name, fig in drawn]

@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("--metric", metavar="NAME",
                       help="only the figure of this summary.csv column against the swept variable, "
                            "e.g. mean_wait or p99_response")
+    plot.add_argument("--figure", help="write only this figure (e.g. warmup); default: every figure of the results")
     return parser
 
 
@@ -163,9 +164,11 @@ def _validate(args: argparse.Namespace) -> int:
     # Every point runs the same policy list, so one count is the rule; say so plainly if not.
     policies = (f"{counts[0]} {'policy' if counts == [1] else 'policies'}" if len(counts) == 1
                 else f"{counts[0]}-{counts[-1]} policies")
+    run = scenario.run
+    length = f"{run.jobs} jobs each, warm-up included and found by MSER-5" if run.warmup_jobs == "auto" \
+        else f"{run.jobs} jobs each after {run.warmup_jobs} warm-up"
     print(f"{scenario.name}: {len(points)} point(s) x {policies} x {scenario.replications} "
-          f"replication(s) = {tasks} task(s), {scenario.run.jobs} jobs each after "
-          f"{scenario.run.warmup_jobs} warm-up")
+          f"replication(s) = {tasks} task(s), {length}")
     for point in points:
         policies = ", ".join(policy.label for policy in point.policies)
         print(f"  point {point.index}: {point.describe()}: N={point.servers} load={point.load:g} "
@@ -253,7 +256,7 @@ def _plot(args: argparse.Namespace) -> int:
     summary = read_summary(args.dir)
     with _writing(args.dir):
         paths = plot_folder(summary, Path(args.dir), fmt=args.format, size=size, title=args.title,
-                            metric=args.metric)
+                            metric=args.metric, names=None if args.figure is None else [args.figure])
     for path in paths:
         print(f"wrote {path}" + ("" if args.format else f" and {path.with_suffix('.svg').name}"))
     return 0

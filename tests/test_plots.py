@@ -309,7 +309,7 @@ def test_lbemu_plot_format_svg_writes_only_svg(results_dir: Path, tmp_path: Path
     (["--size", "4"], "--size: expected width,height in inches, each from 1 to 50, got '4'"),
     (["--size", "wide,tall"], "--size: expected width,height in inches, each from 1 to 50, got 'wide,tall'"),
     (["--size", "1e9,3"], "--size: expected width,height in inches, each from 1 to 50, got '1e9,3'"),
-    (["--metric", "colour"], "metric: expected a metric column of summary.csv (jobs, mean_response"),
+    (["--metric", "colour"], "metric: expected a metric column of summary.csv (jobs, warmup_jobs, mean_response"),
     (["--size", "1,1"], "size: expected room for the 1 panel of 'response' and their labels, got '1,1' inches"),
 ])
 def test_lbemu_plot_refuses_bad_options_in_one_line(results_dir: Path, args: list[str], says: str) -> None:

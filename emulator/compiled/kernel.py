@@ -153,8 +153,12 @@ def _edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, win
 
 @njit(cache=True, inline="always")
 def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
-           at_server: float, start: float, measured: bool) -> None:
-    """`Recorder.leave`."""
+           at_server: float, start: float, measured: int) -> None:
+    """`Recorder.leave`; ``measured`` is the job's arrival number + 1, or 0 if it is not measured.
+
+    The arrival numbers go beside the responses (from ``RESPONSE_BATCH`` on): `Recorder.series`
+    sums the responses by batch of arrivals.
+    """
     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
     fv[F_LAST] = now
     iv[I_INSYS] -= 1
@@ -166,6 +170,7 @@ def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, ar
         if wait > 0.0:
             iv[I_WAITED] += 1
         responses[iv[I_NRESP]] = response
+        responses[RESPONSE_BATCH + iv[I_NRESP]] = measured - 1  # exact: below 2**53 (`supports`)
         iv[I_NRESP] += 1
         iv[I_FINISHED] += 1
 
@@ -270,7 +275,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 j_arrival[slot] = now
                 j_size[slot] = sizes[iv[I_SIZE]]
                 iv[I_SIZE] += 1
-                j_measured[slot] = warmup <= job < warmup + jobs
+                j_measured[slot] = job + 1 if warmup <= job < warmup + jobs else 0
                 dispatcher = 0
                 if n_dispatchers > 1:
                     u = split[iv[I_SPLIT]]

@@ -19,9 +19,10 @@ from .messages import KINDS
 if TYPE_CHECKING:
     import simpy
 from .occupancy import OCCUPANCY_METRICS, Occupancy
+from .series import Series
 
 METRICS: tuple[str, ...] = (
-    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "jobs", "warmup_jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job",
     *(f"messages_per_job_{kind}" for kind in KINDS),
     *(f"delivered_per_job_{kind}" for kind in KINDS), *(f"lost_per_job_{kind}" for kind in KINDS),
@@ -145,6 +146,7 @@ class Recorder:
         self.waited = 0
         self.responses = QuantileSketch()
         self.occupancy: Occupancy | None = None  # the servers' observer, if lengths are streamed
+        self.series: Series | None = None  # batch sums of the responses in arrival order, if wanted
 
     # -- called by the arrival source ------------------------------------------------
     def exhausted(self) -> None:
@@ -184,6 +186,8 @@ class Recorder:
             buffer.append(response)
             if len(buffer) >= QuantileSketch.FLUSH:
                 self.responses.flush()
+            if self.series is not None:
+                self.series.add(job.id, response)
             self.finished += 1
             if self.finished == self.jobs:
                 self._check_done()
@@ -244,6 +248,7 @@ class Recorder:
         nan = math.nan
         return {
             "jobs": self.jobs,
+            "warmup_jobs": self.warmup,
             "mean_response": self.sum_response / served if served else nan,
             "mean_wait": self.sum_wait / served if served else nan,
             "p50_response": self.responses.quantile(0.50),

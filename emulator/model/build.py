@@ -62,7 +62,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     scenario = point.scenario
     system, workload = scenario.system, scenario.workload
     env = simpy.Environment()
-    recorder = Recorder(env, system.servers, scenario.run.warmup_jobs, scenario.run.jobs)
+    recorder = Recorder(env, system.servers, scenario.run.fixed_warmup, scenario.run.jobs)
     network = scenario.network
     latency = network.latency
     slot = system.slot or SlotConfig()
@@ -97,7 +97,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
             server.observer = recorder.occupancy
     dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
     dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
-    watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.warmup_jobs + scenario.run.jobs,
+    watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.total_jobs,
                         rate, lambda kind, now: _suspect(point, kind, now))
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate, watch)
     model.policy = REGISTRY[policy.name](model, policy.config)
