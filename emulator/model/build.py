@@ -101,7 +101,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate, watch)
     model.policy = REGISTRY[policy.name](model, policy.config)
     for dispatcher in dispatchers:
-        dispatcher.policy = model.policy
+        dispatcher.follow(model.policy)
     if policy.name not in BUILT_IN:  # the built-in policies are tested to send every job once
         policing.watch(dispatchers, channel, servers, policy.name)
 
