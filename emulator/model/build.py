@@ -191,7 +191,6 @@ class Source:
                 if job_id == end:
                     recorder.edge()
                 if _all_arrived(self.recent if track else None, recorder.transfers, job_id):
-                    self.job_id = job_id
                     return
             elif job_id == first:
                 recorder.edge()
