@@ -5,7 +5,7 @@ waits on, and a generator that hands out numbers drawn in batches costs one per 
 On this path the FIFO servers and the arrival source are callbacks of reusable events
 (`emulator.model.server.Alarm`), and gaps, sizes and uniforms come from C-level iterators,
 so the generator frames a run resumes do not grow with its jobs (the policies here have
-no timer process).
+no timer process). A server's callbacks keep the order of the process they replace.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from types import FrameType
 from typing import Any
 
 import pytest
+from helpers.scenarios import traced
 
 import emulator
+from emulator.model.job import Job
 
 
 def generator_resumptions(policy: str, jobs: int, **options: Any) -> int:
@@ -44,3 +46,22 @@ def generator_resumptions(policy: str, jobs: int, **options: Any) -> int:
 def test_a_plain_run_resumes_no_generator_per_job(policy: str, options: dict[str, Any]) -> None:
     generator_resumptions(policy, 100, **options)  # first calls: imports and caches
     assert generator_resumptions(policy, 4_000, **options) == generator_resumptions(policy, 2_000, **options)
+
+
+def test_a_job_sent_to_a_server_by_its_departure_hook_starts_one_service(trace_rows: Any) -> None:
+    # One server. Job 0 arrives at 1 and leaves at 2; its departure hook sends a job of
+    # size 2 there, which finds it empty: one service, 2 to 4, then job 1 (5 to 6). The
+    # server looks at its queue after the hooks, as a process would: a second service
+    # scheduled for the same job would make it leave twice.
+    trace = traced({"name": "random"}, servers=1, **trace_rows([(1.0, 1.0), (5.0, 1.0)]))
+    server = trace.model.servers[0]
+    extra = Job(99, 2.0, 2.0, False)
+
+    def hook(departed: Any) -> None:
+        if not hasattr(extra, "server"):
+            departed.accept(extra)
+
+    server.on_depart = hook
+    trace.run()
+    assert [(now, job.id) for now, _, job in trace.left] == [(2.0, 0), (4.0, 99), (6.0, 1)]
+    assert extra.start == 2.0
