@@ -29,14 +29,15 @@ class Source:
         ``summary.csv`` as a frame.
     scenario : emulator.Scenario or None
         The scenario, when known (``Results.scenario`` or the folder's ``scenario.yaml``).
-    occupancy, response_cdf : DataFrame or None
-        ``occupancy.csv`` and ``response_cdf.csv`` as frames, when there are any.
+    occupancy, response_cdf, warmup : DataFrame or None
+        ``occupancy.csv``, ``response_cdf.csv`` and ``warmup.csv`` as frames, when there are any.
     """
 
     summary: pd.DataFrame
     scenario: Any = None
     occupancy: pd.DataFrame | None = None
     response_cdf: pd.DataFrame | None = None
+    warmup: pd.DataFrame | None = None
 
 
 def read_scenario(folder: str | Path) -> Any:
@@ -65,7 +66,7 @@ def source_of(results: Any) -> Source:
         return results
     if hasattr(results, "summary"):
         return Source(results.summary, getattr(results, "scenario", None), _rows(getattr(results, "occupancy", None)),
-                      _rows(getattr(results, "response_cdf", None)))
+                      _rows(getattr(results, "response_cdf", None)), _rows(getattr(results, "warmup", None)))
     if isinstance(results, (str, Path)):
         from emulator.experiment.output import read_summary
 
@@ -86,7 +87,25 @@ def with_files(summary: pd.DataFrame, folder: str | Path) -> Source:
             occupancy = pd.read_csv(folder / "occupancy.csv")
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
             occupancy = None
-    return Source(summary, read_scenario(folder), _rows(occupancy), read_response_cdf(folder))
+    return Source(summary, read_scenario(folder), _rows(occupancy), read_response_cdf(folder), read_warmup(folder))
+
+
+def read_warmup(folder: Path) -> pd.DataFrame | None:
+    """``warmup.csv`` of a results folder, or None if there is none (or it is not one)."""
+    import pandas as pd
+
+    from emulator.experiment.warmup import FRAME_COLUMNS
+
+    path = Path(folder) / "warmup.csv"
+    if not path.is_file():
+        return None
+    try:
+        frame = pd.read_csv(path)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
+        return None
+    if not {"point", "policy", *FRAME_COLUMNS} <= set(frame.columns) or frame.empty:
+        return None
+    return frame
 
 
 def read_response_cdf(folder: Path) -> pd.DataFrame | None:

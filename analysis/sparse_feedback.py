@@ -18,18 +18,17 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import matplotlib
 import pandas as pd
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt
 
 from emulator.errors import ScenarioError
 
-from . import command
-from .canvas import save
-from .style import PALETTE
+from . import canvas, command
+from .style import Style, style_of
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 NUMBERS = ("servers", "load", "mean_wait", "mean_wait_ci95", "messages_per_job", "messages_per_job_ci95")
 """The columns of summary.csv the comparison reads, besides ``policy`` and ``policy_name``."""
@@ -127,44 +126,50 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def figure(table: pd.DataFrame, path: Path) -> Path:
-    """Mean wait against messages per job, one panel per (N, load), one colour per family."""
+def figure(table: pd.DataFrame, path: Path, style: Style | None = None) -> Path:
+    """Write `draw` of ``table`` as ``path`` (PNG, with its SVG twin); return ``path``."""
+    return canvas.save(draw(table, style), path)
+
+
+@canvas.styled
+def draw(table: pd.DataFrame, style: Style | None = None) -> Figure:
+    """Mean wait against messages per job, one panel per (N, load), one colour and marker per policy.
+
+    ``style`` is the folder's (`analysis.style.style_of` of its summary: JIQ and JBT-d in their own
+    colours, the sparse-feedback variants in shades of theirs with markers of their own, as in
+    every other figure); without it, policies are styled by their labels.
+    """
     points = sorted(set(zip(table["servers"], table["load"], strict=True)))
-    columns = min(2, len(points))
-    rows = math.ceil(len(points) / columns)
-    fig, grid = plt.subplots(rows, columns, figsize=(5.2 * columns, 3.9 * rows + 0.9), squeeze=False)
-    axes = grid.ravel()
-    # A family wears the colour of its first policy in `analysis.style.PALETTE`, as in every other figure.
-    colours = {family: PALETTE[name][0] for name, family in reversed(FAMILIES.items())}
-    for ax, (servers, load) in zip(axes, points, strict=False):
+    policies = list(dict.fromkeys(table["policy"].astype(str)))
+    style = style or style_of(pd.DataFrame({"policy": policies}))
+    fig, axes = canvas.figure(len(points), ncols=min(2, len(points)), width=4.4, height=3.4)
+    for ax, (servers, load) in zip(axes, points, strict=True):
         group = table[(table["servers"] == servers) & (table["load"] == load)]
         # The reference is found by its family, as `frontier` found it by name: labels are the user's.
         base = float(group.loc[group["family"] == FAMILIES["jsq"], "mean_wait"].iloc[0])
-        for family, part in group.groupby("family", sort=False):
-            ax.errorbar(part["messages_per_job"], part["mean_wait"], yerr=part["mean_wait_ci95"], fmt="o",
-                        color=colours.get(family), label=family, markersize=5, capsize=2)
+        for policy in policies:
+            part = group[group["policy"].astype(str) == policy]
+            ax.errorbar(part["messages_per_job"], part["mean_wait"], yerr=part["mean_wait_ci95"], linestyle="none",
+                        marker=style.markers[policy], color=style.colors[policy], label=policy, markersize=6,
+                        markeredgecolor="black", markeredgewidth=0.4, capsize=2)
         cheapest = group[group["cheapest"]]
-        ax.scatter(cheapest["messages_per_job"], cheapest["mean_wait"], s=160, facecolors="none",
-                   edgecolors="black", label="fewest messages within 10%")
+        ax.scatter(cheapest["messages_per_job"], cheapest["mean_wait"], s=220, facecolors="none",
+                   edgecolors="black", linewidths=1.2, label="fewest messages within 10%")
         ax.axhline(WITHIN * base, color="grey", linestyle="--", linewidth=1, label="1.1 × JSQ's mean wait")
         ax.set_xscale("symlog", linthresh=0.1)  # 0 messages (random, round robin) on the axis
-        ax.set_xlim(0, 3 * group["messages_per_job"].max())  # room for JSQ's point at the right
+        # Left of 0 and right of the largest, room for the whole marker (symlog is linear below 0.1).
+        ax.set_xlim(-0.04, 3 * group["messages_per_job"].max())
         ax.set_yscale("log")
         ax.set_xlabel("control messages per job")
-        ax.set_title(f"N = {servers}, load {load:g}")
+        ax.set_title(f"N = {servers}, load {load:g}", fontsize="small")
         ax.set_ylabel("mean wait (mean service times)")
-    for ax in axes[len(points):]:
-        ax.set_visible(False)
-    handles, labels = axes[0].get_legend_handles_labels()
-    unique = dict(zip(labels, handles, strict=True))
-    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=4, frameon=False)
-    fig.tight_layout(rect=(0, 0.9 / (3.9 * rows + 0.9), 1, 1))
-    return save(fig, path)
+    canvas.legend(fig, axes, loc="outside lower center", ncols=4)
+    return fig
 
 
 def _write(summary: pd.DataFrame, path: Path) -> str:
     table = frontier(summary)
-    figure(table, path)
+    figure(table, path, style_of(summary))
     return markdown(table)
 
 

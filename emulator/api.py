@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ def _law(value: Any) -> Any:
 
 
 def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
-             seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
+             seed: int = 1, warmup_jobs: int | str | None = None, service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
              dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
@@ -42,6 +43,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     the row then also holds ``occupancy`` (s_i, a list indexed by i), ``total_jobs``
     (``[first, probabilities]``) and the metrics ``mean_spread``, ``mean_scaled_total``
     and ``ks_exponential_*`` (NaN without it); see ``docs/occupancy.md``.
+    ``warmup_jobs="auto"`` finds the warm-up by MSER-5 (docs/warmup.md); default a tenth of ``jobs``.
     ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``. With
     ``response_bins=True`` the row keeps the response-time sketch's non-empty bins
     (``[[bin, count], ...]``), as the result store does.
@@ -66,7 +68,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
 
 
 def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
-                  seed: int = 1, warmup_jobs: int | None = None, service: Any = None, arrivals: Any = None,
+                  seed: int = 1, warmup_jobs: int | str | None = None, service: Any = None, arrivals: Any = None,
                   latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
                   capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
                   dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
@@ -112,7 +114,8 @@ class Results:
 
     ``errors`` lists the tasks that raised, as ``(task description, error)``.
     ``occupancy``, ``total_jobs`` and ``response_cdf`` are the long-format frames of
-    `emulator.experiment.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv).
+    `emulator.experiment.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv);
+    ``warmup`` that of `emulator.experiment.warmup.frame` (warmup.csv).
     """
 
     runs: Any
@@ -122,6 +125,7 @@ class Results:
     occupancy: Any = None
     total_jobs: Any = None
     response_cdf: Any = None
+    warmup: Any = None
 
     def table(self, **options: Any) -> str:
         """The comparison table (see `analysis.tables.comparison_table`)."""
@@ -161,21 +165,32 @@ class Results:
             return line + "<p>No finished runs.</p>"
         return line + str(self.styler().to_html())
 
-    def plot(self, name: str, ax: Any = None) -> Any:
+    def plot(self, name: str | None = None, ax: Any = None, *, metric: str | None = None,
+             size: Any = None, title: bool = True) -> Any:
         """The figure ``name`` as a matplotlib ``Figure``, drawn afresh; no file is written.
+
+        ``fig.savefig("tradeoff.pdf")`` writes it in any format matplotlib knows; ``lbemu plot``
+        takes the same options.
 
         Parameters
         ----------
-        name : str
+        name : str, optional
             ``"response"``, ``"messages"``, ``"tradeoff"``, ``"messages_by_kind"``, and
             where the results have the data ``"blocking"``, ``"response_tail"``,
-            ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``
+            ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``, ``"warmup"``
             (`analysis.plots.available` lists them; `analysis.plots.figure_function`
-            gives the function behind each).
+            gives the function behind each). Leave it out with ``metric``.
         ax : Axes, sequence of Axes, or Figure, optional
             Draw into these axes instead of a new figure (one-panel figures only); or into one Axes
             per panel, or into an empty Figure or SubFigure (the whole figure): see
             `analysis.canvas.figure`.
+        metric : str, optional
+            Instead of a named figure, this metric column against the swept variable
+            (``"mean_wait"``, ``"p99_response"``, ...: `analysis.plots.metrics`).
+        size : (float, float), optional
+            Width and height of the new figure in inches, each from 1 to 50; not with ``ax``.
+        title : bool
+            False leaves out the figure's title (a paper's caption says it).
 
         Returns
         -------
@@ -186,11 +201,12 @@ class Results:
         emulator.ScenarioError
             If these results have no figure of that name, or ``ax`` is not somewhere
             this figure can be drawn (a number of Axes other than its panels, a Figure
-            that holds axes already, anything else than Axes or a Figure).
+            that holds axes already, anything else than Axes or a Figure), or ``metric``
+            or ``size`` is not one it can draw.
         """
         from analysis.plots import draw
 
-        return draw(self, name, ax)
+        return draw(self, name, ax, metric=metric, size=size, title=title)
 
     def figures(self) -> list[str]:
         """The names `plot` accepts for these results (`analysis.plots.available`)."""
@@ -233,6 +249,8 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     from .errors import ScenarioError, show
     from .experiment.profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
     from .experiment.results import summarize
+    from .experiment.warmup import frame as warmup_frame
+    from .experiment.warmup import notes
     from .scenario.reading import load_scenario
 
     # Everything is checked before the results folder is created.
@@ -301,8 +319,11 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     done = [rows[key] for key in order if key in rows]
     runs = pd.DataFrame([without_arrays(row) for row in done])
     swept = list(dict.fromkeys(key for point in points for key in point.values))
+    for line in notes(done):
+        print(f"lbemu: warning: {line}", file=sys.stderr)
     results = Results(runs, summarize(runs, scenario.compare_to, scenario.precision), scenario, errors,
-                      occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept))
+                      occupancy_frame(done, swept), total_jobs_frame(done, swept), response_cdf_frame(done, swept),
+                      warmup_frame(done, swept))
     if out is not None:
         from .experiment.output import write_results
 
@@ -385,6 +406,14 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
         values = [rows[point, label, rep][target.metric] for rep in range(n) if (point, label, rep) in rows]
         if n >= target.max_replications:
             continue
+        batch = _batch_halfwidth(rows.get((point, label, 0), {}), target.metric) if len(values) == 1 else None
+        if batch is not None:  # one replication with batch means: its interval, extrapolated as 1/sqrt(n)
+            goal = target.relative_halfwidth * abs(values[0])
+            if batch > goal:
+                needed = math.ceil((batch / goal) ** 2) if goal > 0 else target.max_replications
+                wanted[point, label] = min(target.max_replications, max(2, needed))
+                grew = True
+            continue
         if len(values) < 2:  # no half-width yet: not met, so take a second replication
             wanted[point, label] = max(2, n + 1)
             grew = True
@@ -397,6 +426,12 @@ def _more_replications(scenario: Scenario, rows: dict[tuple[int, str, int], dict
         wanted[point, label] = min(target.max_replications, max(n + 1, needed))
         grew = True
     return grew
+
+
+def _batch_halfwidth(row: dict[str, Any], metric: str) -> float | None:
+    """The batch-means half-width of ``metric`` in a task's row, if it has one."""
+    half = row.get(f"{metric}_batch_ci95")
+    return None if half is None or not math.isfinite(half) else float(half)
 
 
 class _Bars:

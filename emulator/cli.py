@@ -6,6 +6,7 @@ Exit status: 0 success, 2 bad input (one line naming the key), 1 anything else.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -78,6 +79,15 @@ def _parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="figures from a results folder")
     plot.add_argument("dir")
+    plot.add_argument("--format", choices=("png", "pdf", "svg"),
+                      help="write each figure in this format only (default: PNG, with an SVG twin)")
+    plot.add_argument("--size", metavar="W,H", help="width and height of every figure in inches, e.g. 3.5,2.6")
+    plot.add_argument("--no-title", dest="title", action="store_false",
+                      help="leave out the figures' titles (a paper's caption says them)")
+    plot.add_argument("--metric", metavar="NAME",
+                      help="only the figure of this summary.csv column against the swept variable, "
+                           "e.g. mean_wait or p99_response")
+    plot.add_argument("--figure", help="write only this figure (e.g. warmup); default: every figure of the results")
     return parser
 
 
@@ -154,9 +164,11 @@ def _validate(args: argparse.Namespace) -> int:
     # Every point runs the same policy list, so one count is the rule; say so plainly if not.
     policies = (f"{counts[0]} {'policy' if counts == [1] else 'policies'}" if len(counts) == 1
                 else f"{counts[0]}-{counts[-1]} policies")
+    run = scenario.run
+    length = f"{run.jobs} jobs each, warm-up included and found by MSER-5" if run.warmup_jobs == "auto" \
+        else f"{run.jobs} jobs each after {run.warmup_jobs} warm-up"
     print(f"{scenario.name}: {len(points)} point(s) x {policies} x {scenario.replications} "
-          f"replication(s) = {tasks} task(s), {scenario.run.jobs} jobs each after "
-          f"{scenario.run.warmup_jobs} warm-up")
+          f"replication(s) = {tasks} task(s), {length}")
     for point in points:
         policies = ", ".join(policy.label for policy in point.policies)
         print(f"  point {point.index}: {point.describe()}: N={point.servers} load={point.load:g} "
@@ -240,12 +252,28 @@ def _plot(args: argparse.Namespace) -> int:
 
     from .experiment.output import read_summary
 
+    size = _size(args.size)
     summary = read_summary(args.dir)
     with _writing(args.dir):
-        paths = plot_folder(summary, Path(args.dir))
+        paths = plot_folder(summary, Path(args.dir), fmt=args.format, size=size, title=args.title,
+                            metric=args.metric, names=None if args.figure is None else [args.figure])
     for path in paths:
-        print(f"wrote {path} and {path.with_suffix('.svg').name}")
+        print(f"wrote {path}" + ("" if args.format else f" and {path.with_suffix('.svg').name}"))
     return 0
+
+
+def _size(text: str | None) -> tuple[float, ...] | None:
+    """``--size W,H`` as two numbers, checked here so that a refusal names ``--size``."""
+    if text is None:
+        return None
+    from analysis.canvas import sized
+
+    try:
+        size = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        size = (math.nan,)  # not numbers: refused below, as any size out of range
+    sized(size, key="--size", given=text)
+    return size
 
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"

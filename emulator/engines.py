@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Protocol
 
 from .measure.result import RunResult
+from .measure.series import Series
 from .scenario.schema import ResolvedPolicy
 from .scenario.sweep import Point
 
@@ -31,8 +32,10 @@ class Engine(Protocol):
     def available(self) -> bool:
         """Whether it runs on this machine."""
 
-    def record(self, point: Point, policy: ResolvedPolicy, seed: int, progress: Progress = None) -> RunResult:
-        """One replication with replication seed ``seed``; ``progress`` is told the measured jobs finished."""
+    def record(self, point: Point, policy: ResolvedPolicy, seed: int, progress: Progress = None,
+               series: Series | None = None) -> RunResult:
+        """One replication with replication seed ``seed``; ``progress`` is told the measured jobs finished,
+        ``series`` (if given) the measured responses in arrival order (`emulator.measure.series`)."""
 
 
 class SimPyEngine:
@@ -46,10 +49,13 @@ class SimPyEngine:
     def available(self) -> bool:
         return True
 
-    def record(self, point: Point, policy: ResolvedPolicy, seed: int, progress: Progress = None) -> RunResult:
+    def record(self, point: Point, policy: ResolvedPolicy, seed: int, progress: Progress = None,
+               series: Series | None = None) -> RunResult:
         from .model.build import build_model
 
-        return build_model(point, policy, seed).record(progress)
+        model = build_model(point, policy, seed)
+        model.recorder.series = series
+        return model.record(progress)
 
 
 class CompiledEngine:
@@ -67,10 +73,11 @@ class CompiledEngine:
 
         return compiled.available()
 
-    def record(self, point: Point, policy: ResolvedPolicy, seed: int, progress: Progress = None) -> RunResult:
+    def record(self, point: Point, policy: ResolvedPolicy, seed: int, progress: Progress = None,
+               series: Series | None = None) -> RunResult:
         from . import compiled
 
-        return compiled.record(point, policy, seed, progress)
+        return compiled.record(point, policy, seed, progress, series)
 
 
 ENGINES: dict[str, Engine] = {"simpy": SimPyEngine(), "compiled": CompiledEngine()}

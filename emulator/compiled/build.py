@@ -110,8 +110,8 @@ def source(template: str, module_name: str, features: tuple[bool, ...] | None = 
         assert found == set(names), f"{template}.py: feature flags missing: {set(names) - found}"
     match = _HOOK_LINE.search(text)
     assert match is not None, f"{template}.py: the hooks' import line is missing"
-    names = [name.strip() for name in match.group(1).split(",")]
-    assert set(names) <= set(HOOKS), f"{template}.py imports unknown hooks {names}"
+    imported = [name.strip() for name in match.group(1).split(",")]
+    assert set(imported) <= set(HOOKS), f"{template}.py imports unknown hooks {imported}"
     # One line, so that the copy's line numbers are the template's.
     line = (f"from .policies import hooks as _hooks; {', '.join(HOOKS)} = _hooks({module_name!r}); "
             f"del _hooks  # the hooks of {module_name}")

@@ -77,8 +77,9 @@ def cache_folders(built: Any) -> list[Path]:
     """The numba cache folders of a module's cached functions."""
     from numba.core.dispatcher import Dispatcher
 
-    return sorted({Path(value._cache._cache_path) for value in vars(built).values()
-                   if isinstance(value, Dispatcher) and hasattr(getattr(value, "_cache", None), "_cache_path")})
+    found: list[Any] = [getattr(value, "_cache", None) for value in vars(built).values()
+                        if isinstance(value, Dispatcher)]
+    return sorted({Path(cache._cache_path) for cache in found if hasattr(cache, "_cache_path")})
 
 
 def folders() -> list[Path]:

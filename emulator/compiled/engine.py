@@ -31,6 +31,7 @@ from ..measure.messages import KINDS, Kind
 from ..measure.occupancy import OCCUPANCY_METRICS, theory_mean
 from ..measure.recorder import METRICS
 from ..measure.result import OccupancyResult, RunResult
+from ..measure.series import Series
 from ..measure.sketch import QuantileSketch
 from ..policies import BUILT_IN, REGISTRY
 from ..scenario.schema import ResolvedPolicy, SlotConfig
@@ -120,7 +121,7 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
     if point.scenario.network.latency.mean != 0:
         us += 2.4 * (2.0 + 2.0 * samples)
-    return (run.warmup_jobs + run.jobs) * us * 1e-6
+    return run.total_jobs * us * 1e-6
 
 
 CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
@@ -134,10 +135,10 @@ _KNOWN_FIELDS = {
     "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
     "service": {"kind", "mean", "k", "scv", "alpha"},
     "network": {"latency", "loss", "timeout"},
-    "run": {"jobs", "warmup_jobs", "engine", "occupancy"},
+    "run": {"jobs", "warmup_jobs", "engine", "occupancy", "batch_means"},
 }
 _KNOWN_METRICS = (
-    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "jobs", "warmup_jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
     *(f"delivered_per_job_{k}" for k in KINDS), *(f"lost_per_job_{k}" for k in KINDS),
     "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
@@ -175,7 +176,10 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
-    if scenario.run.warmup_jobs + scenario.run.jobs >= 2**62:
+    if (scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None) and (
+            system.time == "slotted" or scenario.run.total_jobs >= 2**53):
+        return "run.warmup_jobs: auto and run.batch_means run in continuous time, below 2**53 jobs"
+    if scenario.run.total_jobs >= 2**62:
         return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
     # Known keys the kernel does not model yet: only their neutral values run compiled.
     if system.time == "slotted":
@@ -289,10 +293,11 @@ def every_case() -> list[tuple[Point, ResolvedPolicy]]:
     Each policy's event kernel without and with latency, and its slot clock; with held
     messages (``slot.pull_delay``) too for the policies that send what it holds (JIQ, JBT-d).
     """
-    systems = [{"system": {"servers": 4}},
-               {"system": {"servers": 4}, "network": {"latency": {"kind": "exponential", "mean": 0.1}}},
-               {"system": {"servers": 4, "time": "slotted"}}]
-    held = {"system": {"servers": 4, "time": "slotted", "slot": {"pull_delay": 1}}}
+    systems: list[dict[str, Any]] = [
+        {"system": {"servers": 4}},
+        {"system": {"servers": 4}, "network": {"latency": {"kind": "exponential", "mean": 0.1}}},
+        {"system": {"servers": 4, "time": "slotted"}}]
+    held: dict[str, Any] = {"system": {"servers": 4, "time": "slotted", "slot": {"pull_delay": 1}}}
     cases = []
     for name in sorted(COMPILED):
         for system in systems + ([held] if name in ("jiq", "jbt") else []):
@@ -330,8 +335,11 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
 
 
 def record(point: Point, policy: ResolvedPolicy, seed: int,
-           progress: Callable[[int], None] | None = None) -> RunResult:
-    """One replication on the compiled engine: its measurements, identical to the SimPy engine's."""
+           progress: Callable[[int], None] | None = None, series: Series | None = None) -> RunResult:
+    """One replication on the compiled engine: its measurements, identical to the SimPy engine's.
+
+    ``series``, if given, is filled as `Recorder.series` (continuous time only).
+    """
     from .core import BATCH as KERNEL_BATCH
     from .recorder import RESPONSE_BATCH
 
@@ -382,7 +390,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     interface = policy_rng.bit_generator.ctypes  # the kernel draws through it: `core.uniform`
     bitgen = (interface.next_double, interface.state_address)
     ubuf = np.zeros(BATCH)
-    responses = np.zeros(QuantileSketch.FLUSH)
+    responses = np.zeros(2 * QuantileSketch.FLUSH)  # the responses, then their jobs' arrival numbers
     sketch = QuantileSketch()
 
     toolkit = Toolkit(description, n, dispatchers, speeds, iv)
@@ -438,9 +446,10 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
         elif status == S.BAD_SERVER:
             _bad_decision(policy, P, iv)
-        elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
+        elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress,
+                              series):
             raise RuntimeError(f"the kernel returned {status}")
-    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
+    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress, series)
 
 
 def _network_room(P: np.ndarray, iv: np.ndarray, toolkit: Any, heap: np.ndarray) -> np.ndarray:
@@ -466,7 +475,7 @@ def _bad_decision(policy: ResolvedPolicy, P: np.ndarray, iv: np.ndarray) -> None
 
 def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupancy: _OccupancyArrays,
                  policy_rng: np.random.Generator, sketch: QuantileSketch, responses: np.ndarray,
-                 progress: Callable[[int], None] | None) -> bool:
+                 progress: Callable[[int], None] | None, series: Series | None = None) -> bool:
     """Serve a request both kernels make (the event kernel's and the slot clock's); False if not one."""
     if status == S.NEED_JOBS:
         jobs.grow(iv)
@@ -481,7 +490,7 @@ def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupan
         toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
         iv[S.I_CHOICE] = 1
     elif status == S.FLUSH:
-        _fold(sketch, responses, int(iv[S.I_NRESP]))
+        _fold(sketch, responses, int(iv[S.I_NRESP]), series)
         iv[S.I_NRESP] = 0
         if progress is not None:  # every 8,192 measured jobs
             progress(int(iv[S.I_FINISHED]))
@@ -495,9 +504,9 @@ def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupan
 
 def _finish(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray, sketch: QuantileSketch,
             responses: np.ndarray, occupancy: _OccupancyArrays,
-            progress: Callable[[int], None] | None) -> RunResult:
+            progress: Callable[[int], None] | None, series: Series | None = None) -> RunResult:
     """The last responses folded, the last progress report, and the run's measurements."""
-    _fold(sketch, responses, int(iv[S.I_NRESP]))
+    _fold(sketch, responses, int(iv[S.I_NRESP]), series)
     if progress is not None:  # the last report says done, as `Model.run`'s does
         progress(int(iv[S.I_FINISHED]))
     result = _result(point, iv, fv, window, sketch)
@@ -518,11 +527,11 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
     P[S.P_CHECKED] = policy.name not in BUILT_IN  # a user's compiled form: its decisions are checked
     # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
     # runs as one that cannot either: a server never holds more jobs than the run creates.
-    total = scenario.run.warmup_jobs + scenario.run.jobs  # below 2**62 (`supports`)
+    total = scenario.run.total_jobs  # below 2**62 (`supports`)
     capacity = system.capacity
     P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
     P[S.P_POOL] = system.discipline == "pool"
-    P[S.P_WARMUP] = scenario.run.warmup_jobs
+    P[S.P_WARMUP] = scenario.run.fixed_warmup
     P[S.P_JOBS] = scenario.run.jobs
     P[S.P_OCCUPANCY] = scenario.run.occupancy
     shares = system.dispatcher_shares
@@ -583,7 +592,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     interface = policy_rng.bit_generator.ctypes  # the kernel draws through it: `core.uniform`
     bitgen = (interface.next_double, interface.state_address)
     ubuf = np.zeros(BATCH)
-    responses = np.zeros(QuantileSketch.FLUSH)
+    responses = np.zeros(2 * QuantileSketch.FLUSH)  # the responses, then their jobs' arrival numbers
     sketch = QuantileSketch()
     toolkit = Toolkit(description, n, dispatchers, speeds, iv)
     occupancy = _OccupancyArrays(n, iv)
@@ -603,7 +612,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     arrival = workload.arrivals
     count_stream = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
     mus = [speed / workload.service.mean for speed in server_speeds]  # as `build_model`
-    total = scenario.run.warmup_jobs + scenario.run.jobs
+    total = scenario.run.total_jobs
     caps_rng = generator(seed, "capacities")
     rates = np.asarray(mus)
     if workload.service.kind == "deterministic":  # one row for every slot; beyond the run's jobs, as many
@@ -675,10 +684,17 @@ class _PointView:
         return self.point.scenario
 
 
-def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int) -> None:
-    """Bin ``responses[:n]``, the batch the SimPy engine's sketch would flush at this point."""
+def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int, series: Series | None = None) -> None:
+    """Bin ``responses[:n]``, the batch the SimPy engine's sketch would flush at this point.
+
+    With ``series``, also add them to it by their jobs' arrival numbers (stored from
+    ``FLUSH`` on), in the order the SimPy recorder adds them: its sums come out the same.
+    """
     if n:
         sketch.fold(responses[:n].copy())
+        if series is not None:
+            flush = QuantileSketch.FLUSH
+            series.add_many(responses[flush:flush + n].astype(np.int64), responses[:n])
 
 
 def _result(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
@@ -688,7 +704,8 @@ def _result(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
     none_lost = [0] * window.shape[1]
     snapshots = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist() + none_lost),
                  (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist() + none_lost)]
-    return RunResult(point.scenario.system.servers, point.scenario.run.jobs, snapshots,
+    run = point.scenario.run
+    return RunResult(point.scenario.system.servers, run.fixed_warmup, run.jobs, snapshots,
                      finished=int(iv[S.I_FINISHED]), blocked=int(iv[S.I_BLOCKED]), lost_jobs=0,
                      waited=int(iv[S.I_WAITED]), sum_response=float(fv[S.F_SUM_RESPONSE]),
                      sum_wait=float(fv[S.F_SUM_WAIT]), responses=sketch)
@@ -708,7 +725,7 @@ class _Jobs:
         self.at = np.zeros(capacity) if latent else self.arrival
         self.size = np.zeros(capacity)
         self.start = np.zeros(capacity)
-        self.measured = np.zeros(capacity, dtype=np.bool_)
+        self.measured = np.zeros(capacity, dtype=np.int64)  # arrival number + 1, 0 if not measured
         self.next = np.append(np.arange(1, capacity, dtype=np.int32), np.int32(-1))
         iv[S.I_FREE] = 0
 

@@ -226,7 +226,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 j_arrival[slot] = now
                 j_size[slot] = sizes[iv[I_SIZE]]
                 iv[I_SIZE] += 1
-                j_measured[slot] = warmup <= job < warmup + jobs
+                j_measured[slot] = job + 1 if warmup <= job < warmup + jobs else 0
                 dispatcher = 0
                 if n_dispatchers > 1:
                     u = split[iv[I_SPLIT]]

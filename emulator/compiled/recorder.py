@@ -47,8 +47,12 @@ def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, wind
 
 @njit(cache=True, inline="always")
 def leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
-          at_server: float, start: float, measured: bool) -> None:
-    """`Recorder.leave`."""
+          at_server: float, start: float, measured: int) -> None:
+    """`Recorder.leave`; ``measured`` is the job's arrival number + 1, or 0 if it is not measured.
+
+    The arrival numbers go beside the responses (from ``RESPONSE_BATCH`` on): `Recorder.series`
+    sums the responses by batch of arrivals.
+    """
     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
     fv[F_LAST] = now
     iv[I_INSYS] -= 1
@@ -60,6 +64,7 @@ def leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arr
         if wait > 0.0:
             iv[I_WAITED] += 1
         responses[iv[I_NRESP]] = response
+        responses[RESPONSE_BATCH + iv[I_NRESP]] = measured - 1  # exact: below 2**53 (`supports`)
         iv[I_NRESP] += 1
         iv[I_FINISHED] += 1
 

@@ -42,9 +42,9 @@ def write_scenario(out: Path, scenario: Any) -> None:
 def write_results(out: Path, results: Any) -> None:
     """Write the result files of docs/results.md into ``out`` (created if needed).
 
-    ``occupancy.csv``, ``total_jobs.csv`` and ``response_cdf.csv`` (`emulator.experiment.profiles`)
-    are written when they have rows. `RunError` if one cannot be written (e.g. the disk
-    is full): the store keeps the results.
+    ``occupancy.csv``, ``total_jobs.csv``, ``response_cdf.csv`` (`emulator.experiment.profiles`)
+    and ``warmup.csv`` (`emulator.experiment.warmup`) are written when they have rows.
+    `RunError` if one cannot be written (e.g. the disk is full): the store keeps the results.
     """
     from ..errors import RunError
 
@@ -56,7 +56,7 @@ def write_results(out: Path, results: Any) -> None:
         results.runs.to_csv(path, index=False)
         path = out / "summary.csv"
         results.summary.to_csv(path, index=False)
-        for name in ("occupancy", "total_jobs", "response_cdf"):
+        for name in ("occupancy", "total_jobs", "response_cdf", "warmup"):
             frame = getattr(results, name, None)
             if frame is not None and not frame.empty:
                 path = out / f"{name}.csv"

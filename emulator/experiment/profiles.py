@@ -23,7 +23,7 @@ import numpy as np
 
 from ..measure.recorder import QuantileSketch
 
-ARRAY_KEYS = ("occupancy", "total_jobs", "response_bins")
+ARRAY_KEYS = ("occupancy", "total_jobs", "response_bins", "warmup", "notes")
 """Row entries that are arrays, not runs.csv columns."""
 
 

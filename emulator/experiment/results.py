@@ -37,6 +37,10 @@ DIFF_METRICS = ("mean_response", "p99_response", "messages_per_job")
 """Metrics that get paired differences against the ``compare_to`` policy."""
 
 
+BATCH_COLUMNS = ("mean_response_batch_ci95", "mean_response_batch_lag1")
+"""The runs.csv columns of ``run.batch_means`` (`emulator.experiment.batchmeans`)."""
+
+
 def mean_ci(values: Any) -> tuple[float, float]:
     """Mean and 95% Student-t half-width (NaN for fewer than two values)."""
     import numpy as np
@@ -58,14 +62,15 @@ def summarize(runs: Any, compare_to: str | None = None, precision: Any = None) -
     difference against that policy at the same point. Replication r of every
     policy sees the same jobs, so the pairs share their noise and the paired CI
     is much tighter than the difference of two independent CIs. With
-    ``precision`` (a `PrecisionConfig`), adds ``precision_met``.
+    ``precision`` (a `PrecisionConfig`), adds ``precision_met``. With one replication
+    and ``run.batch_means``, ``mean_response_ci95`` is that of its batch means.
     """
     import pandas as pd
 
     if runs.empty:
         return runs
     metrics = [m for m in METRICS if m in runs.columns]
-    keys = [c for c in runs.columns if c not in metrics and c not in ("replication", "seed")]
+    keys = [c for c in runs.columns if c not in metrics and c not in ("replication", "seed", *BATCH_COLUMNS)]
     rows = []
     for (point, _), group in runs.groupby(["point", "policy"], sort=False):
         row = {key: group[key].iloc[0] for key in keys}
@@ -74,6 +79,8 @@ def summarize(runs: Any, compare_to: str | None = None, precision: Any = None) -
         for metric in metrics:
             row[metric], row[f"{metric}_ci95"] = mean_ci(group[metric])
         row["replications"] = len(group)
+        if len(group) == 1 and BATCH_COLUMNS[0] in group:  # one replication: its batch means give the CI
+            row["mean_response_ci95"] = group[BATCH_COLUMNS[0]].iloc[0]
         if compare_to is not None:
             base = runs[(runs["point"] == point) & (runs["policy"] == compare_to)]
             paired = group.merge(base, on="replication", suffixes=("", "_base"))

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RunError, describe
+from ..measure.result import RunResult
+from ..measure.series import Series
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
 from ..workload.streams import replication_seed
@@ -46,20 +48,53 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
 
     ``progress``, if given, is called with the number of measured jobs finished
     so far, every few thousand jobs (for a progress bar on long single runs).
+    With ``run.warmup_jobs: auto`` the replication runs twice (`emulator.experiment.warmup`).
     """
-    from ..engines import ENGINES
     from .results import identity
 
     started = time.perf_counter()
     engine = choose_engine(task.point, task.policy)
-    result = ENGINES[engine].record(task.point, task.policy, task.seed, progress)
+    run = task.point.scenario.run
+    point, arrays, notes = task.point, {}, []
+    if run.warmup_jobs == "auto":
+        from . import warmup
+
+        point, series = warmup.first_pass(task.point)
+        _simulate(point, task.policy, task.seed, engine, series, progress)
+        point, found = warmup.second_pass(task.point, series)
+        arrays["warmup"] = warmup.figure_data(series, found)
+        notes.append(warmup.note(found, run.jobs))
+    measured = point.scenario.run
+    batches = None if run.batch_means is None else \
+        Series.batches(measured.fixed_warmup, measured.jobs, run.batch_means)
+    result = _simulate(point, task.policy, task.seed, engine, batches, progress)
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
     row.update(result.metrics())
+    if batches is not None:
+        from . import batchmeans
+
+        half, correlation = batchmeans.interval(batches)
+        row.update(mean_response_batch_ci95=half, mean_response_batch_lag1=correlation)
+        notes.append(batchmeans.note(correlation, len(batches.means())))
     row["wall_seconds"] = time.perf_counter() - started
     row["engine"] = engine
     row.update(result.arrays())
+    row.update(arrays)
+    if any(notes):
+        row["notes"] = [line for line in notes if line]
     return row
+
+
+def _simulate(point: Point, policy: ResolvedPolicy, seed: int, engine: str, series: Series | None,
+              progress: Any) -> RunResult:
+    """One run of ``policy`` at ``point`` on ``engine`` (`emulator.engines`): its measurements.
+
+    ``series``, if given, is filled with the measured responses in arrival order.
+    """
+    from ..engines import ENGINES
+
+    return ENGINES[engine].record(point, policy, seed, progress, series)
 
 
 def choose_engine(point: Point, policy: ResolvedPolicy) -> str:

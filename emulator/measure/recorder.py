@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any
 from .messages import KINDS
 from .occupancy import OCCUPANCY_METRICS, Occupancy
 from .result import RunResult
+from .series import Series
 from .sketch import QuantileSketch
 
 if TYPE_CHECKING:
     import simpy
 
 METRICS: tuple[str, ...] = (
-    "jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "jobs", "warmup_jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
     "prob_wait", "mean_queue_length", "messages_per_job",
     *(f"messages_per_job_{kind}" for kind in KINDS),
     *(f"delivered_per_job_{kind}" for kind in KINDS), *(f"lost_per_job_{kind}" for kind in KINDS),
@@ -64,6 +65,7 @@ class Recorder:
         self.waited = 0
         self.responses = QuantileSketch()
         self.occupancy: Occupancy | None = None  # the servers' observer, if lengths are streamed
+        self.series: Series | None = None  # batch sums of the responses in arrival order, if wanted
 
     # -- called by the arrival source ------------------------------------------------
     def exhausted(self) -> None:
@@ -103,6 +105,8 @@ class Recorder:
             buffer.append(response)
             if len(buffer) >= QuantileSketch.FLUSH:
                 self.responses.flush()
+            if self.series is not None:
+                self.series.add(job.id, response)
             self.finished += 1
             if self.finished == self.jobs:
                 self._check_done()
@@ -150,7 +154,7 @@ class Recorder:
     # -- results ---------------------------------------------------------------------
     def result(self) -> RunResult:
         """The replication's measurements as the plain value both engines return."""
-        return RunResult(self.servers, self.jobs, self.window, self.finished, self.blocked, self.lost_jobs,
+        return RunResult(self.servers, self.warmup, self.jobs, self.window, self.finished, self.blocked, self.lost_jobs,
                          self.waited, self.sum_response, self.sum_wait, self.responses,
                          None if self.occupancy is None else self.occupancy.result())
 

@@ -90,6 +90,7 @@ class RunResult:
     """
 
     servers: int
+    warmup: int  # the jobs before the window
     jobs: int
     window: list[tuple[float, float, list[int]]]
     finished: int  # measured jobs that left, were blocked or were lost
@@ -116,6 +117,7 @@ class RunResult:
         nan = math.nan
         return {
             "jobs": self.jobs,
+            "warmup_jobs": self.warmup,
             "mean_response": self.sum_response / served if served else nan,
             "mean_wait": self.sum_wait / served if served else nan,
             "p50_response": self.responses.quantile(0.50),

@@ -5,13 +5,12 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from itertools import accumulate
-from typing import Any
 
 import simpy
-from simpy.events import Timeout
+from simpy.events import URGENT
 
 from ..measure.occupancy import Occupancy, theory_mean
 from ..measure.recorder import Recorder
@@ -28,7 +27,7 @@ from .channels import Channel
 from .dispatcher import Dispatcher
 from .failures import FailingFifoServer
 from .job import Job
-from .server import SERVERS, Server
+from .server import SERVERS, Alarm, Server
 
 
 @dataclass
@@ -67,7 +66,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     scenario = point.scenario
     system, workload = scenario.system, scenario.workload
     env = simpy.Environment()
-    recorder = Recorder(env, system.servers, scenario.run.warmup_jobs, scenario.run.jobs)
+    recorder = Recorder(env, system.servers, scenario.run.fixed_warmup, scenario.run.jobs)
     network = scenario.network
     latency = network.latency
     slot = system.slot or SlotConfig()
@@ -102,12 +101,12 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
             server.observer = recorder.occupancy
     dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
     dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
-    watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.warmup_jobs + scenario.run.jobs,
+    watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.total_jobs,
                         rate, lambda kind, now: _suspect(point, kind, now))
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate, watch)
     model.policy = REGISTRY[policy.name](model, policy.config)
     for dispatcher in dispatchers:
-        dispatcher.policy = model.policy
+        dispatcher.follow(model.policy)
     if policy.name not in BUILT_IN:  # the built-in policies are tested to send every job once
         policing.watch(dispatchers, channel, servers, policy.name)
 
@@ -130,13 +129,11 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         trace_sizes = arrivals.read_trace(arrival.path)[1]  # type: ignore[arg-type]
         if trace_sizes is not None:
             sizes = iter(trace_sizes.tolist())
-    env.process(_source(env, gaps, sizes, dispatchers, split, recorder, bounds))
+    Source(env, gaps, sizes, dispatchers, split, recorder, bounds)
     return model
 
 
-def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
-            dispatchers: list[Dispatcher], split: Uniforms | None,
-            recorder: Recorder, bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
+class Source:
     """The arrival process: draws each job, then hands it to a random dispatcher.
 
     The dispatcher is uniform, or with ``bounds`` (cumulative shares, the last
@@ -148,41 +145,81 @@ def _source(env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float
     on its own; window metrics were fixed when it closed. So stopping changes no
     metric, and an unstable run (``allow_unstable``) ends once its backlog drains
     instead of admitting arrivals for as long as that takes.
+
+    Each arrival is the callback of one `Alarm`, scheduled a gap after the last, in the
+    order a SimPy process waiting on a timeout per gap would see; it starts as a process
+    would, with an urgent event at time 0 (`simpy.events.Initialize`).
     """
-    job_id = 0
-    single = dispatchers[0]
-    next_size = sizes.__next__
-    # With latency, measured jobs may still be on their way when the window closes: keep
-    # those that may be, pruned from the left now and then. Without, a job sent is at its server.
-    track = not dispatchers[0].channel.instant
-    recent: deque[Job] = deque()
-    # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
-    # the measurement window.
-    first, end = recorder.warmup, recorder.warmup + recorder.jobs
-    for gap in gaps:
-        if gap > 0.0:  # batch members (gap 0) arrive without another event
-            yield Timeout(env, gap)
-        if job_id >= end:
-            if job_id == end:
-                recorder.edge()
-            if _all_arrived(recent if track else None, recorder.transfers, job_id):
-                return
-        elif job_id == first:
-            recorder.edge()
-        job = Job(job_id, env._now, next_size(), first <= job_id < end)  # _now: the property costs a call
-        if track and job.measured:
-            recent.append(job)
-            if not job_id & 63:
-                _all_arrived(recent, 0, 0)  # prunes
-        job_id += 1
-        if split is None:
-            target = single
-        elif bounds is None:
-            target = dispatchers[split.randrange(len(dispatchers))]
+
+    def __init__(self, env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
+                 dispatchers: list[Dispatcher], split: Uniforms | None,
+                 recorder: Recorder, bounds: list[float] | None = None) -> None:
+        self.env = env
+        self.gaps = gaps
+        self.next_size = sizes.__next__
+        self.dispatchers = dispatchers
+        self.split = split
+        self.recorder = recorder
+        self.bounds = bounds
+        self.job_id = 0  # the next job's
+        # With latency, measured jobs may still be on their way when the window closes: keep
+        # those that may be, pruned from the left now and then. Without, a job sent is at its server.
+        self.track = not dispatchers[0].channel.instant
+        self.recent: deque[Job] = deque()
+        # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
+        # the measurement window.
+        self.first, self.end = recorder.warmup, recorder.warmup + recorder.jobs
+        self.alarm = Alarm(env, self._arrive)
+        Alarm(env, self._start).after(0.0, URGENT)
+
+    def _start(self, _event: simpy.Event) -> None:
+        """Wait for the first gap (a first job with none arrives at once)."""
+        gap = next(self.gaps, None)
+        if gap is None:
+            self.recorder.exhausted()
+        elif gap > 0.0:
+            self.alarm.after(gap)
         else:
-            target = dispatchers[bisect_right(bounds, split.random())]
-        target.receive(job)
-    recorder.exhausted()
+            self._arrive(_event)
+
+    def _arrive(self, _event: simpy.Event) -> None:
+        """The next job arrives now, and each after it with no gap (a batch); then wait for the next gap.
+
+        One method, all of it, since it runs per job; the loop stops early once arrivals
+        have stopped (see the class).
+        """
+        recorder, gaps, split, dispatchers = self.recorder, self.gaps, self.split, self.dispatchers
+        first, end, track = self.first, self.end, self.track
+        job_id = self.job_id
+        while True:
+            if job_id >= end:
+                if job_id == end:
+                    recorder.edge()
+                if _all_arrived(self.recent if track else None, recorder.transfers, job_id):
+                    return
+            elif job_id == first:
+                recorder.edge()
+            job = Job(job_id, self.env._now, self.next_size(), first <= job_id < end)  # _now: no property call
+            if track and job.measured:
+                self.recent.append(job)
+                if not job_id & 63:
+                    _all_arrived(self.recent, 0, 0)  # prunes
+            job_id += 1
+            self.job_id = job_id
+            if split is None:
+                target = dispatchers[0]
+            elif self.bounds is None:
+                target = dispatchers[split.randrange(len(dispatchers))]
+            else:
+                target = dispatchers[bisect_right(self.bounds, split.random())]
+            target.receive(job)
+            gap = next(gaps, None)
+            if gap is None:
+                recorder.exhausted()
+                return
+            if gap > 0.0:
+                self.alarm.after(gap)
+                return
 
 
 def _all_arrived(recent: deque[Job] | None, transfers: int, created: int) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .channels import Channel
@@ -30,6 +31,16 @@ class Dispatcher:
     def receive(self, job: Job) -> None:
         """A job arrives here: the policy decides (now, or when replies are in)."""
         self.policy.dispatch(self, job)  # type: ignore[union-attr]
+
+    def follow(self, policy: Policy) -> None:
+        """Hand the jobs that arrive here to ``policy``.
+
+        `receive` becomes ``policy.dispatch`` with this dispatcher bound (a C-level
+        `functools.partial`): the same call, without a Python frame per job. What wraps
+        `receive` (`emulator.model.trace`, `emulator.model.policing`) wraps this one.
+        """
+        self.policy = policy
+        self.receive = partial(policy.dispatch, self)  # type: ignore[method-assign]
 
     def send(self, job: Job, server: Any) -> None:
         """Send ``job`` to ``server`` over the channel."""

@@ -28,10 +28,10 @@ from simpy.events import Timeout
 
 from ..measure.recorder import Recorder
 from .job import Job
-from .server import FifoServer
+from .server import FifoQueue
 
 
-class FailingFifoServer(FifoServer):
+class FailingFifoServer(FifoQueue):
     """A FIFO server with breakdowns; see the module docstring for the rules.
 
     Parameters
@@ -52,6 +52,8 @@ class FailingFifoServer(FifoServer):
         self.left: float | None = None  # the head job's remaining service time, once begun
         self.began = 0.0  # when the current stretch of service began
         super().__init__(env, id, speed, capacity, recorder)
+        # A process, unlike `FifoServer`: a failure interrupts the service under way.
+        self.process = env.process(self._serve())
         env.process(self._cycle(ups, downs))
 
     def accept(self, job: Job) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from heapq import heappop
 from itertools import repeat
 from typing import Any
 
@@ -141,12 +142,24 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
     if done.callbacks is None:  # processed already
         return
     done.callbacks.append(StopSimulation.callback)
-    step = env.step
+    queue = env._queue
     report = env.now + every
     try:
         while True:
             for _ in repeat(None, CHUNK):  # repeat: the cheapest loop of a fixed count
-                step()
+                # `Environment.step`, inlined (one call fewer per event: 2-4% of a plain run's CPU):
+                # the same order, callbacks, and failure of an event that nothing defused. Only a
+                # StopSimulation differs: step would reschedule the event's later callbacks, but the
+                # run ends there, and `done`'s stop is the last callback of its event.
+                try:
+                    env._now, _, _, event = heappop(queue)
+                except IndexError:
+                    raise EmptySchedule from None
+                callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
+                for callback in callbacks:
+                    callback(event)
+                if not event._ok and not hasattr(event, "_defused"):
+                    _fail(event)
             watch.check(CHUNK)
             if progress is not None and env.now >= report:
                 progress()
@@ -158,3 +171,10 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
     except EmptySchedule:
         watch.fail("empty", f"no event is left, with {watch.recorder.finished:,} of "
                             f"{watch.recorder.jobs:,} measured jobs finished")
+
+
+def _fail(event: simpy.Event) -> None:
+    """Raise a failed event's exception, as `Environment.step` does: a copy, caused by the original."""
+    exc = type(event._value)(*event._value.args)
+    exc.__cause__ = event._value
+    raise exc

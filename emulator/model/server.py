@@ -1,4 +1,4 @@
-"""Servers: a FIFO single server (one SimPy process each) and an infinite-server pool.
+"""Servers: a FIFO single server and an infinite-server pool.
 
 A server knows nothing of policies. A policy's server side attaches two hooks:
 ``on_arrive(server, job)`` after every job that reaches the server (accepted or
@@ -13,11 +13,11 @@ property costs a Python call, and these lines run several times per job).
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Generator
-from typing import Any
+from collections.abc import Callable
+from heapq import heappush
 
 import simpy
-from simpy.events import NORMAL, Timeout
+from simpy.events import NORMAL, EventPriority, Timeout
 
 from ..measure.occupancy import Occupancy
 from ..measure.recorder import Recorder
@@ -55,22 +55,31 @@ class Server:
         return f"{type(self).__name__}({self.id}, length={self.length})"
 
 
-class _Wake(simpy.Event):
-    """What an idle server process waits for: the end of the service of the job that ends its idling.
+class Alarm(simpy.Event):
+    """One event object scheduled again and again, each time with the same callback ``then``.
 
-    Triggering it for a time in the future, as `simpy.Timeout` does for a new event,
-    costs one scheduled event per busy period's first job, where waking the process
-    now and then starting a timeout would cost two.
+    For what happens one at a time, over and over: a FIFO server's next departure, the
+    next arrival. Scheduling it takes the place in the event order that creating a
+    `simpy.Timeout` would (time, priority, then the order of scheduling), without a new
+    object, and its callback runs where a process waiting on that timeout would be
+    resumed, at the cost of one call.
     """
 
-    def after(self, delay: float) -> None:
+    def __init__(self, env: simpy.Environment, then: Callable[[simpy.Event], None]) -> None:
+        super().__init__(env)
         self._ok = True
         self._value = None
-        self.env.schedule(self, NORMAL, delay)
+        self._then = (then,)  # a tuple: `Environment.step` only iterates over the callbacks
+
+    def after(self, delay: float, priority: EventPriority = NORMAL) -> None:
+        """Schedule the callback ``delay`` from now (`Environment.schedule`, inlined: it runs per job)."""
+        env = self.env
+        self.callbacks = self._then  # type: ignore[assignment]
+        heappush(env._queue, (env._now + delay, priority, next(env._eid), self))
 
 
-class FifoServer(Server):
-    """One server, first come first served; its SimPy process serves the queue.
+class FifoQueue(Server):
+    """What the FIFO servers share: the queue of jobs here, the head in service.
 
     With a ``capacity``, a job that finds ``capacity`` jobs (in service plus
     waiting) is blocked.
@@ -82,8 +91,23 @@ class FifoServer(Server):
                  recorder: Recorder) -> None:
         super().__init__(env, id, speed, capacity, recorder)
         self.queue: deque[Job] = deque()
-        self._wake: _Wake | None = None
-        self.process = env.process(self._serve())
+
+
+class FifoServer(FifoQueue):
+    """One server, first come first served.
+
+    Its departures are callbacks of one `Alarm` rather than a SimPy process: resuming
+    a generator through `simpy.Process` costs more than the departure itself. The
+    event order is that of a process that waits on a `simpy.Timeout` per service: the
+    service of a job that finds the server idle is scheduled when it arrives, that of
+    the next job when the previous one has left (after the departure's hooks).
+    """
+
+    def __init__(self, env: simpy.Environment, id: int, speed: float, capacity: int | None,
+                 recorder: Recorder) -> None:
+        super().__init__(env, id, speed, capacity, recorder)
+        self.idle = True  # no service under way: the next job to arrive starts its own
+        self._departure = Alarm(env, self._depart)
 
     def accept(self, job: Job) -> None:
         if self.capacity is not None and self.length >= self.capacity:
@@ -97,32 +121,31 @@ class FifoServer(Server):
         self.recorder.enter(now)
         if self.observer is not None:
             self.observer.arrive(self.length, now)
-        if self._wake is not None:  # idle: service starts now and the process wakes at its end
-            wake, self._wake = self._wake, None
+        if self.idle:  # service starts now, and ends with the departure scheduled here
+            self.idle = False
             job.start = now
-            wake.after(job.size * self.inv_speed)
+            self._departure.after(job.size * self.inv_speed)
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 
-    def _serve(self) -> Generator[simpy.Event, Any, None]:
-        env, queue, recorder = self.env, self.queue, self.recorder
-        while True:
-            if queue:
-                job = queue[0]
-                job.start = env._now
-                yield Timeout(env, job.size * self.inv_speed)
-            else:
-                # Idle: the first job of the next busy period starts its service in `accept`,
-                # which schedules this event for the end of it.
-                self._wake = _Wake(env)
-                yield self._wake
-            job = queue.popleft()
-            self.length -= 1
-            recorder.leave(job, env._now)
-            if self.observer is not None:
-                self.observer.depart(self.length, env._now)
-            if self.on_depart is not None:
-                self.on_depart(self)
+    def _depart(self, _event: simpy.Event) -> None:
+        queue = self.queue
+        now = self.env._now
+        job = queue.popleft()
+        self.length -= 1
+        self.recorder.leave(job, now)
+        if self.observer is not None:
+            self.observer.depart(self.length, now)
+        if self.on_depart is not None:
+            self.on_depart(self)
+        # After the hooks, as a process would look at its queue again: a job they sent here
+        # waits its turn rather than starting a second service.
+        if queue:
+            job = queue[0]
+            job.start = now
+            self._departure.after(job.size * self.inv_speed)
+        else:
+            self.idle = True
 
 
 class PoolServer(Server):

@@ -85,7 +85,7 @@ def check_size(scenario: Scenario) -> None:
     if arrivals.kind == "trace" and not isinstance(system.speeds, (tuple, type(None))):
         raise ScenarioError("system.speeds: expected a list of speeds with trace arrivals (a law's draws "
                             "would change the load of the trace from one replication to the next)")
-    total = run.warmup_jobs + run.jobs
+    total = run.total_jobs
     if arrivals.kind == "batch_poisson" and (arrivals.mean_batch or 2.0) > total / BATCHES:
         raise ScenarioError(f"workload.arrivals.mean_batch: expected at most (run.warmup_jobs + run.jobs) / "
                             f"{BATCHES} = {total / BATCHES:g}, so that a run holds about {BATCHES} batches or "
@@ -180,7 +180,7 @@ def check_point(scenario: Scenario, load: float, rate: float, policies: Sequence
     else:
         check_speeds(scenario, system.speeds or (1.0,) * system.servers, rate)
     gap = 1.0 / rate
-    length = (run.warmup_jobs + run.jobs) * gap  # the run's expected length in time units
+    length = run.total_jobs * gap  # the run's expected length in time units
     if system.discipline == "pool":
         busy = rate * mean if system.capacity is None else min(rate * mean, system.servers * system.capacity)
         if busy > MAX_IN_SERVICE:
@@ -323,7 +323,7 @@ def check_speed_range(scenario: Scenario, rate: float, slowest: float, fastest: 
         _check_slot_count(scenario, rate, slowest, slow_key, context)
         return
     run, arrivals = scenario.run, scenario.workload.arrivals
-    length = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
+    length = run.total_jobs / rate if rate > 0 else math.inf
     shortest = scenario.workload.service.mean / fastest  # the fastest server's mean service time
     if not length <= MAX_RUN_LENGTH * shortest:
         key = "workload.arrivals.path" if arrivals.kind == "trace" else "workload.load"
@@ -351,7 +351,7 @@ def _check_slot_means(scenario: Scenario, rate: float, fastest: float, context: 
         raise ScenarioError(f"run.jobs{context}: expected at least {MIN_WINDOW_SLOTS} x the arrivals per slot λN = "
                             f"{MIN_WINDOW_SLOTS * rate:.4g}, so that the measurement window spans {MIN_WINDOW_SLOTS} "
                             f"slots or more (a window within one slot has no length), got {run.jobs}")
-    burstiness, total = arrivals.burstiness or 2.0, run.warmup_jobs + run.jobs
+    burstiness, total = arrivals.burstiness or 2.0, run.total_jobs
     if arrivals.kind == "mmpp2" and burstiness * rate > total / BATCHES:  # as a batch of batch_poisson
         raise ScenarioError(
             f"workload.arrivals.burstiness{context}: expected at most (run.warmup_jobs + run.jobs) / ({BATCHES} λN) "
@@ -370,7 +370,7 @@ def _check_slot_count(scenario: Scenario, rate: float, slowest: float, slow_key:
     low period). The error names the key of the largest part.
     """
     system, run, arrivals = scenario.system, scenario.run, scenario.workload.arrivals
-    arriving = (run.warmup_jobs + run.jobs) / rate if rate > 0 else math.inf
+    arriving = run.total_jobs / rate if rate > 0 else math.inf
     parts = [(f"workload.load{context}", arriving, f"the jobs at λN = {rate:.3g} a slot"),
              (slow_key, scenario.workload.service.mean / slowest, "the slowest server's job (mean / speed)")]
     if arrivals.kind == "mmpp2":
@@ -469,7 +469,7 @@ def check_trace(scenario: Scenario) -> tuple[float, float]:
         times, sizes = read_trace(path)  # type: ignore[arg-type]
     except ValueError as exc:
         raise ScenarioError(f"workload.arrivals.path: {exc}") from None
-    needed = scenario.run.jobs + scenario.run.warmup_jobs
+    needed = scenario.run.total_jobs
     if len(times) < needed:
         raise ScenarioError(f"workload.arrivals.path: expected at least run.warmup_jobs + run.jobs = "
                             f"{needed} arrivals, got {len(times)} in '{path}'")

@@ -230,14 +230,58 @@ class FailuresConfig(Strict):
                             "are lost (lost_fraction)")
 
 
+MIN_AUTO_JOBS = 100
+"""Fewest jobs of a run with ``warmup_jobs: auto``: MSER-5 sees at least 20 batches of 5."""
+MIN_BATCH_JOBS = 20
+"""``run.jobs`` per batch mean at least: 10 jobs a batch even when auto drops half the run."""
+
+
 class RunConfig(Strict):
-    jobs: int = Field(50_000, ge=1, description="measured jobs per replication, after warm-up")
-    warmup_jobs: int = Field(5_000, ge=0, description="jobs discarded before measuring")
+    jobs: int = Field(50_000, ge=1, description="measured jobs per replication, after warm-up; with "
+                      "warmup_jobs: auto, the jobs of the whole run, warm-up included")
+    warmup_jobs: int | Literal["auto"] = Field(
+        5_000, description="jobs discarded before measuring; auto: found in each replication by MSER-5 "
+                           "(docs/warmup.md)")
+    batch_means: int | None = Field(
+        None, ge=2, description="B: the interval of mean_response from B batch means of each replication "
+                                "(docs/warmup.md)")
     occupancy: bool = Field(True, description="stream the queue-length distribution (occupancy.csv, "
                             "spread and heavy-traffic metrics); costs about 20% of the throughput")
     engine: Literal["simpy", "compiled", "auto"] = Field(
         "auto", description="simpy; compiled (the numba engine, where it supports the scenario, else simpy); "
                             "auto: compiled for long enough runs it supports (the same results either way)")
+
+    @field_validator("warmup_jobs", mode="before")
+    @classmethod
+    def _warmup(cls, value: Any) -> Any:
+        # One line for both members of the union, not one error per member.
+        if value == "auto" or (isinstance(value, int) and not isinstance(value, bool) and value >= 0):
+            return value
+        raise ValueError(f"expected an integer >= 0 or 'auto', got {show(value)}")
+
+    @model_validator(mode="after")
+    def _lengths(self) -> RunConfig:
+        if self.warmup_jobs == "auto" and self.jobs < MIN_AUTO_JOBS:
+            raise _shape_error("jobs", f"expected at least {MIN_AUTO_JOBS} with warmup_jobs: auto (MSER-5 "
+                                       f"needs {MIN_AUTO_JOBS // 5} batches of 5)", self.jobs)
+        if self.batch_means is not None and self.batch_means * MIN_BATCH_JOBS > self.jobs:
+            raise _shape_error("batch_means", f"expected at most run.jobs / {MIN_BATCH_JOBS} = "
+                                              f"{self.jobs // MIN_BATCH_JOBS} (a batch of at least "
+                                              f"{MIN_BATCH_JOBS // 2} jobs after the longest warm-up auto "
+                                              f"finds)", self.batch_means)
+        return self
+
+    @property
+    def fixed_warmup(self) -> int:
+        """The warm-up an engine runs with: ``auto`` is resolved into one before (`emulator.experiment.warmup`)."""
+        if self.warmup_jobs == "auto":
+            raise RuntimeError("run.warmup_jobs: auto reached an engine unresolved")
+        return self.warmup_jobs
+
+    @property
+    def total_jobs(self) -> int:
+        """The jobs of the run, warm-up included: with ``warmup_jobs: auto``, ``jobs`` itself."""
+        return self.jobs if self.warmup_jobs == "auto" else self.warmup_jobs + self.jobs
 
 
 class PrecisionConfig(Strict):

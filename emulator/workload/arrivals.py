@@ -61,8 +61,12 @@ def gaps(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float 
 
 
 def _exponential(rng: np.random.Generator, mean: float) -> Iterator[float]:
-    while True:
-        yield from rng.exponential(mean, BATCH).tolist()
+    """``rng.exponential(mean, BATCH)`` blocks, each drawn when the previous one is used up.
+
+    A C-level iterator (as `emulator.workload.streams.Uniforms`): its ``next`` resumes no
+    Python frame except to draw a block, where a generator would resume one per gap.
+    """
+    return itertools.chain.from_iterable(iter(lambda: rng.exponential(mean, BATCH).tolist(), None))
 
 
 def _mmpp2(rng: np.random.Generator, rate: float, b: float, cycles: float) -> Iterator[float]:

@@ -137,5 +137,9 @@ class Law(NamedTuple):
 
 def _batched(draw: Callable[[np.random.Generator, int], np.ndarray],
              rng: np.random.Generator) -> Iterator[float]:
-    while True:
-        yield from draw(rng, BATCH).tolist()
+    """``draw(rng, BATCH)`` blocks, one after the other, each drawn when the previous one is used up.
+
+    A C-level iterator (as `emulator.workload.streams.Uniforms`): its ``next`` resumes no
+    Python frame except to draw a block, where a generator would resume one per value.
+    """
+    return itertools.chain.from_iterable(iter(lambda: draw(rng, BATCH).tolist(), None))
