@@ -1,8 +1,8 @@
 """The compiled engine's first-run cost: compiling one policy's kernel, with and without more policies registered.
 
 Each measurement is a fresh interpreter on an empty numba cache (``NUMBA_CACHE_DIR``
-a new temporary folder) running one tiny compiled replication, timed from before
-``import emulator`` to its end; "cached" runs the same again on the cache the first
+a new temporary folder) running one tiny compiled replication, timed from after
+``import emulator`` (about 0.5 s, the same for either engine) to its end; "cached" runs the same again on the cache the first
 wrote. "with ten more" registers ten more policies with compiled forms first (the
 docs' Ring policy, docs/policies.md, under ten names): a policy's kernel holds its
 own hooks only, so they should cost it nothing.
@@ -42,7 +42,7 @@ def _ring_forms(folder: Path, copies: int) -> str:
 def first_run_seconds(policy: str, time: str, cache: str, register: str = "") -> float:
     """Seconds of a fresh interpreter's first compiled run of ``policy`` (``time``), numba cache ``cache``."""
     params = ", d=2" if policy == "sqd" else ""
-    code = (f"import time; t = time.perf_counter(); {register or 'import emulator'}; "
+    code = (f"import time; {register or 'import emulator'}; t = time.perf_counter(); "
             f"emulator.simulate({policy!r}, servers=4, jobs=100, engine='compiled', time={time!r}{params}); "
             f"print(time.perf_counter() - t)")
     env = {**os.environ, "NUMBA_CACHE_DIR": cache, "PYTHONPATH": os.pathsep.join(

@@ -139,4 +139,6 @@ print(json.dumps(rows))
     assert {row.pop("engine") for row in rows["compiled"]} == {"compiled"}
     assert {row.pop("engine") for row in rows["simpy"]} == {"simpy"}
     assert rows["compiled"] == rows["simpy"] and len(rows["simpy"]) == 4
-    assert {row["messages_per_job"] for row in rows["simpy"]} == {"4.0"}
+    # Two round trips per job: exactly without latency; with it a few asks straddle the window's edges.
+    per_job = sorted(float(row["messages_per_job"]) for row in rows["simpy"])
+    assert per_job[0] == 4.0 and all(abs(value - 4.0) < 0.01 for value in per_job)

@@ -84,7 +84,8 @@ def cache_folder() -> Path:
     assert spec is not None and spec.loader is not None
     found = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(found)  # defines `here`; nothing is compiled
-    return Path(found.here._cache._cache_path)
+    numba_cache = getattr(found.here, "_cache", None)  # none when NUMBA_DISABLE_JIT runs it as Python
+    return Path(numba_cache._cache_path) if hasattr(numba_cache, "_cache_path") else where / "__pycache__"
 
 
 def source(template: str, module_name: str, features: tuple[bool, ...] | None = None) -> str:
@@ -155,6 +156,7 @@ def loop(template: str, module_name: str, features: tuple[bool, ...] | None = No
     for cached in cache.cache_folders(built):  # before numba first reads them (at the first call)
         cache.check_folder(cached)  # (a no-op where `cache.check` checked it already)
     cache.track(built)
+    cache.guard()  # an entry numba cannot read is a miss, for this kernel too
     return built
 
 
