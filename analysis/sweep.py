@@ -108,6 +108,23 @@ def shown(key: str, value: Any) -> str:
     return label(value) if label is not None else value_label(value)
 
 
+def fixed_settings(summary: pd.DataFrame) -> list[str]:
+    """``key = value`` for each dotted column with one value in the summary: the settings every row shares.
+
+    The settings that differ from the defaults have a column each (docs/results.md); those that
+    vary are a table's rows and columns or a figure's axes and panels, these go in its caption
+    or title.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> fixed_settings(pd.DataFrame({"network.latency": ["exponential(0.05)"] * 2, "workload.load": [0.5, 0.9]}))
+    ['network.latency = exponential(0.05)']
+    """
+    keys = swept_keys(summary)
+    return [f"{key} = {shown(key, summary[key].iloc[0])}" for key in keys if key not in varying(summary, keys)]
+
+
 def describe(keys: Sequence[str], values: Sequence[Any]) -> str:
     """``key=value, key=value`` for a combination of swept keys, each key by its `short_name`.
 
