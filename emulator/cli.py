@@ -263,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except ScenarioError as exc:
-        print(f"lbemu: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # one line per mistake
+            print(f"lbemu: error: {line}", file=sys.stderr)
         return 2
     except RunError as exc:
         print(f"lbemu: error: {exc}", file=sys.stderr)
