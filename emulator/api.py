@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
+import threading
+import time
 from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
@@ -484,7 +487,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
                     if (point.index, policy.label, rep) not in rows]
             if executor is None and not kernel_ready:  # Dask workers load their own
                 kernel_ready = _load_kernel(todo, announce=progress)
-            bars.start(len(todo))
+            bars.start(len(todo), stored=sum(wanted.values()) - len(todo) if bars.tasks is None else 0)
             # closing: an interrupt here stops the workers now, not when the generator is collected.
             with closing(execute(todo, workers=workers, executor=executor, progress=bars.jobs(todo))) as outcomes:
                 for task, row, error in outcomes:
@@ -527,8 +530,6 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
     With ``announce``, one line on stderr says so when the kernel has to be compiled
     (not when it loads from the cache), before the progress bars start.
     """
-    import sys
-
     from .experiment.runner import choose_engine
 
     cases = {(task.point.index, task.policy.label): task for task in todo}.values()
@@ -541,12 +542,49 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
     seconds = (compiled.COMPILE_SECONDS if "continuous" in times else 0) + \
         (compiled.SLOTTED_COMPILE_SECONDS if "slotted" in times else 0)
 
-    def say() -> None:
-        print(f"lbemu: compiling the simulation kernel (once per installation, about "
-              f"{seconds} s)", file=sys.stderr, flush=True)
+    clock = _Clock(f"lbemu: compiling the simulation kernel (once per installation, about {seconds} s; "
+                   "--set run.engine=simpy runs without it)")
+    try:
+        return compiled.prepare(announce=clock.start if announce else None, continuous="continuous" in times,
+                                slotted="slotted" in times)
+    finally:
+        clock.stop()
 
-    return compiled.prepare(announce=say if announce else None, continuous="continuous" in times,
-                            slotted="slotted" in times)
+
+class _Clock:
+    """A line on stderr while something slow runs, with the seconds elapsed, and how long it took at the end.
+
+    On a terminal the line is rewritten every second; elsewhere (a log) it is written once,
+    and the time taken on a line of its own.
+    """
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.started: float | None = None
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        if sys.stderr.isatty():
+            self.thread = threading.Thread(target=self._tick, daemon=True)
+            self.thread.start()
+        else:
+            print(self.line, file=sys.stderr, flush=True)
+
+    def _tick(self) -> None:
+        assert self.started is not None
+        while not self.done.wait(1.0):
+            print(f"\r{self.line}: {time.monotonic() - self.started:.0f} s", end="", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.started is None:
+            return
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+            print(file=sys.stderr)
+        print(f"lbemu: compiled in {time.monotonic() - self.started:.0f} s", file=sys.stderr, flush=True)
 
 
 def _identity(scenario: Scenario) -> dict[str, Any]:
@@ -622,13 +660,20 @@ class _Bars:
         self.tasks: Any = None
         self.inner: Any = None
 
-    def start(self, total: int) -> None:
-        if not self.enabled or total == 0:
+    def start(self, total: int, stored: int = 0) -> None:
+        """Show ``total`` tasks to run; ``stored``, those of a resumed run found in the store, count as done."""
+        if not self.enabled:
+            return
+        if total == 0:
+            if self.tasks is None and stored:
+                print(f"lbemu: {self.name}: all {stored} task(s) were stored by an earlier run: nothing to run",
+                      file=sys.stderr, flush=True)
             return
         from tqdm.auto import tqdm  # a widget in notebooks, text in a terminal
 
         if self.tasks is None:
-            self.tasks = tqdm(total=total, desc=self.name, unit="task")
+            desc = f"{self.name} ({stored} stored)" if stored else self.name
+            self.tasks = tqdm(total=total + stored, initial=stored, desc=desc, unit="task")
         else:  # a precision round: more tasks
             self.tasks.total += total
             self.tasks.refresh()

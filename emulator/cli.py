@@ -136,7 +136,8 @@ def _run(args: argparse.Namespace) -> int:
         print(results.table())
         extra = "".join(f", {name}.csv" for name in ("occupancy", "total_jobs", "response_cdf")
                         if not getattr(results, name).empty)
-        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml{extra}")
+        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml{extra}, store.sqlite (every finished task: "
+              "the same command resumes an interrupted run)")
     if results.errors:
         print(f"lbemu: {len(results.errors)} task(s) failed (the others finished and are stored; "
               "a rerun retries only these):", file=sys.stderr)
