@@ -276,17 +276,18 @@ def _listed(metrics: Sequence[str]) -> str:
     return ", ".join(out)
 
 
-def _check_metrics(summary: pd.DataFrame, metrics: Sequence[str]) -> None:
+def check_metrics(summary: pd.DataFrame, metrics: Sequence[str], option: str = "--metric") -> None:
+    """`ScenarioError` naming ``option`` unless each of ``metrics`` is a numeric column of ``summary``."""
     for metric in metrics:
         if metric not in summary.columns:
             choices = metric_columns(summary)
-            raise ScenarioError(f"--metric: expected one of {_listed(choices)}, got '{metric}'"
+            raise ScenarioError(f"{option}: expected one of {_listed(choices)}, got '{metric}'"
                                 f"{suggestion(metric, choices)}")
         values = summary[metric]
         if pd.api.types.is_bool_dtype(values) or (not pd.api.types.is_numeric_dtype(values)
                                                   and pd.to_numeric(values, errors="coerce").notna().sum() == 0):
             # Not a metric at all (policy, a text parameter, precision_met): the option is wrong.
-            raise ScenarioError(f"--metric: expected a numeric column of summary.csv, got '{metric}' "
+            raise ScenarioError(f"{option}: expected a numeric column of summary.csv, got '{metric}' "
                                 f"(values such as '{values.iloc[0]}')")
     expect_numbers(summary, [column for metric in metrics for column in (metric, f"{metric}_ci95")])
 
@@ -384,7 +385,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
             raise ScenarioError("--diff: expected paired differences in summary.csv (a scenario with compare_to, "
                                 f"and a metric that has them), got none for {', '.join(metrics)}")
         metrics = [f"{m}_diff" if f"{m}_diff" in summary.columns else m for m in metrics]
-    _check_metrics(summary, metrics)
+    check_metrics(summary, metrics)
     row_keys, col_keys = _keys(summary, rows, cols)
     name = str(summary["scenario"].iloc[0]) if "scenario" in summary else "results"
     table = Pivot(row_keys, col_keys, metrics, name=name)
@@ -515,25 +516,27 @@ def _mark(table: Pivot, summary: pd.DataFrame) -> None:
             table.cells[rc] = cell
 
 
-def _setting_parts(summary: pd.DataFrame, table: Pivot) -> list[str]:
-    """What every row of the table shares: N, load, arrivals, service, servers, and every other fixed setting."""
-    placed = {*table.row_keys, *table.col_keys}
+def setting_parts(summary: pd.DataFrame, placed: Any = ()) -> list[str]:
+    """What every row of a summary shares, as a caption says it: N, load, arrivals, service, servers, every
+    other fixed setting (`analysis.sweep.fixed_settings`) and the replications; keys in ``placed`` (a table's
+    rows and columns) are left to the table."""
     parts = []
     for column, text in (("servers", "N = {}"), ("load", "load = {}"), ("dispatchers", "{} dispatchers"),
                          ("arrivals", "{} arrivals"), ("service", "{} service"), ("discipline", "{} servers")):
         if column in summary and summary[column].nunique() == 1 and column not in placed \
                 and not (column == "dispatchers" and summary[column].iloc[0] == 1):
             parts.append(text.format(value_label(summary[column].iloc[0])))
-    return [*parts, *(part for part in fixed_settings(summary) if part.split(" = ")[0] not in placed)]
-
-
-def _caption(summary: pd.DataFrame, table: Pivot, theory: bool, omissions: Sequence[str] = ()) -> str:
-    # From the rows themselves, never from the scenario's description: after --set that may no longer hold.
-    parts = _setting_parts(summary, table)
+    parts += [part for part in fixed_settings(summary) if part.split(" = ")[0] not in placed]
     if "replications" in summary:
         low, high = int(summary["replications"].min()), int(summary["replications"].max())
         reps = f"{low}" if low == high else f"{low}–{high}"
         parts.append(f"{reps} replication{'s' if high != 1 else ''} per cell")
+    return parts
+
+
+def _caption(summary: pd.DataFrame, table: Pivot, theory: bool, omissions: Sequence[str] = ()) -> str:
+    # From the rows themselves, never from the scenario's description: after --set that may no longer hold.
+    parts = setting_parts(summary, {*table.row_keys, *table.col_keys})
     text = (f"{table.name}: " + ", ".join(parts)
             + ". Mean ± half-width of the 95% confidence interval (Student t over replications).")
     only = list(summary["discipline"].unique()) if "discipline" in summary else []

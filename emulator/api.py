@@ -278,6 +278,36 @@ class Results:
                                 diff=diff, scenario=self.scenario, theory=theory, width=width, layout=layout,
                                 siunitx=siunitx)
 
+    def frontier(self, x: str = "messages_per_job", y: str = "mean_response", *, within: float | str | None = None,
+                 reference: str | None = None, everyone: bool = False, format: str = "text",
+                 **unknown: Any) -> str:
+        """Per sweep point, the policies on the Pareto front of ``y`` against ``x``, as ``lbemu frontier`` prints it.
+
+        Parameters
+        ----------
+        x, y : str
+            Metric columns, both lower is better (default messages per job and mean response).
+        within : float or str, optional
+            A margin on ``y`` (``0.1`` or ``"10%"``): the fewest ``x`` among the policies within it of the
+            best ``y`` (or of ``reference``'s) is marked (``--within``).
+        reference : str, optional
+            A policy's registry name (``"jsq"``) whose ``y`` the margin is of (``--reference``).
+        everyone : bool
+            Every policy, not only those on the front (``--all``).
+        format : {"text", "markdown", "latex", "csv", "html"}
+
+        Returns
+        -------
+        str
+            The table and its caption. `analysis.frontier.frontier` gives the same verdicts as a frame.
+        """
+        from analysis.frontier import frontier_table, margin
+        from analysis.render import render
+
+        _known(unknown, self.frontier, "frontier")
+        table = frontier_table(self.summary, x, y, None if within is None else margin(within), reference, everyone)
+        return render(table, format)
+
     def frame(self, metric: str | Sequence[str] | None = None, *, marks: bool = False,
               rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, diff: bool = False,
               theory: bool = True, **unknown: Any) -> Any:

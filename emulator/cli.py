@@ -72,6 +72,21 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("--siunitx", action="store_true",
                        help="latex: siunitx S columns (\\usepackage{siunitx}) instead of plain aligned columns")
 
+    frontier = commands.add_parser("frontier", help="per sweep point, the policies on the delay/messages "
+                                                    "Pareto front")
+    frontier.add_argument("dir")
+    frontier.add_argument("--x", default="messages_per_job", metavar="METRIC",
+                          help="metric across, lower is better (default messages_per_job)")
+    frontier.add_argument("--y", default="mean_response", metavar="METRIC",
+                          help="metric against it, lower is better (default mean_response)")
+    frontier.add_argument("--within", metavar="MARGIN",
+                          help="mark the fewest --x among the policies within this margin of the best --y "
+                               "(10%% or 0.1)")
+    frontier.add_argument("--reference", metavar="POLICY",
+                          help="with --within: the margin is of this policy's --y (a registry name, e.g. jsq)")
+    frontier.add_argument("--all", action="store_true", help="every policy, not only those on the front")
+    frontier.add_argument("--format", choices=("text", "markdown", "latex", "csv", "html"), default="text")
+
     report = commands.add_parser("report", help="one self-contained HTML page: scenario, tables, figures")
     report.add_argument("dir")
     report.add_argument("--out", help="HTML file to write (default DIR/report.html)")
@@ -217,6 +232,18 @@ def _table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _frontier(args: argparse.Namespace) -> int:
+    from analysis.frontier import frontier_table, margin
+    from analysis.render import render
+
+    from .experiment.output import read_summary
+
+    summary = read_summary(args.dir)
+    within = None if args.within is None else margin(args.within)
+    print(render(frontier_table(summary, args.x, args.y, within, args.reference, args.all), args.format))
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from analysis.report import write_report
 
@@ -252,7 +279,7 @@ def _plot(args: argparse.Namespace) -> int:
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 COMMANDS = {"run": _run, "validate": _validate, "policies": _policies, "schema": _schema,
-            "table": _table, "plot": _plot, "report": _report}
+            "table": _table, "frontier": _frontier, "plot": _plot, "report": _report}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -144,7 +144,8 @@ def _signature() -> inspect.Signature:
     """``Scenario(*, name='scenario', ..., run={...}, ...)``: pydantic's would spell out every nested default."""
     parameters = []
     for name, info in ScenarioSchema.model_fields.items():
-        default = inspect.Parameter.empty if info.is_required() else _Default(info.get_default(call_default_factory=True))
+        default = inspect.Parameter.empty if info.is_required() \
+            else _Default(info.get_default(call_default_factory=True))
         parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
     return inspect.Signature(parameters)
 
