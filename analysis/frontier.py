@@ -137,7 +137,7 @@ def _reference(group: pd.DataFrame, y: str, reference: str | None, keys: Sequenc
                                 f"margin is against it, got none at {where}")
         base = rows[y].iloc[0]
     if not (math.isfinite(base) and base > 0):
-        raise ScenarioError(f"summary.csv: expected a positive {y} to compare with at {where}, got {base!r}")
+        raise ScenarioError(f"summary.csv: expected a positive {y} to compare with at {where}, got {float(base):g}")
     return float(base)
 
 
@@ -176,9 +176,10 @@ def frontier_table(summary: pd.DataFrame, x: str = X, y: str = Y, within: float 
 def _caption(summary: pd.DataFrame, table: Pivot, keys: Sequence[str], within: float | None,
              reference: str | None, everyone: bool) -> str:
     x, y = (table.titles[m] for m in table.metrics[:2])
-    which = "Every policy" if everyone else f"The policies on the Pareto front of {y} against {x}"
+    which = "Every policy at each sweep point" if everyone else \
+        f"The policies on the Pareto front of {y} against {x} at each sweep point (no other policy has both lower)"
     text = (f"{table.name}: " + ", ".join(setting_parts(summary, {*keys, "policy"}))
-            + f". {which} at each sweep point (no other policy has both lower), by {x}. "
+            + f". {which}, by {x}. "
             "Mean ± half-width of the 95% confidence interval (Student t over replications).")
     if within is not None:
         base = f"{reference}'s" if reference else "the lowest"

@@ -56,7 +56,8 @@ KEY_COLUMNS = ("servers", "dispatchers", "discipline", "load", "arrivals", "serv
 TITLES = {"mean_response": "mean response", "mean_wait": "mean wait", "p50_response": "median response",
           "p90_response": "p90 response", "p99_response": "p99 response", "prob_wait": "P(wait)",
           "mean_queue_length": "jobs per server", "messages_per_job": "messages/job",
-          "messages_per_server_time": "messages/server/time", "blocked_fraction": "blocked fraction"}
+          "messages_per_server_time": "messages/server/time", "blocked_fraction": "blocked fraction",
+          "lost_per_job": "lost/job", "lost_fraction": "jobs lost"}
 
 MEASURED, THEORY, BOUND = "measured", "theory", "bound"
 

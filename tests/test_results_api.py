@@ -35,7 +35,7 @@ def test_a_results_folder_opens_as_the_results_that_wrote_it(ran: tuple[Path, Re
 
 
 def test_a_folder_that_is_not_one_is_refused_in_one_line(tmp_path: Path) -> None:
-    with pytest.raises(ScenarioError, match="expected a results folder with summary.csv") as info:
+    with pytest.raises(ScenarioError, match=r"expected a results folder with summary\.csv") as info:
         Results.load(tmp_path)
     assert "\n" not in str(info.value)
 

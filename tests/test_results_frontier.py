@@ -73,7 +73,7 @@ def test_a_margin_reads_as_a_percentage_or_a_fraction(text: str, value: float) -
 
 @pytest.mark.parametrize("text", ["ten", "-5%", "inf", "%"])
 def test_a_bad_margin_is_refused(text: str) -> None:
-    with pytest.raises(emulator.ScenarioError, match="^--within: expected a margin such as 10% or 0.1"):
+    with pytest.raises(emulator.ScenarioError, match=r"^--within: expected a margin such as 10% or 0\.1"):
         margin(text)
 
 

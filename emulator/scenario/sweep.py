@@ -150,7 +150,7 @@ def _signature() -> inspect.Signature:
     return inspect.Signature(parameters)
 
 
-Scenario.__signature__ = _signature()  # type: ignore[misc]
+Scenario.__signature__ = _signature()
 
 
 def _plain(data: Any, done: dict[int, Any] | None = None) -> Any:
