@@ -233,7 +233,9 @@ def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, a
     for column in ("arrivals", "service", "discipline"):
         if column in summary and summary[column].nunique() == 1:
             parts.append(str(summary[column].iloc[0]))
-    parts.extend(fixed_settings(summary))
+    if "dispatchers" in summary and summary["dispatchers"].nunique() == 1 and summary["dispatchers"].iloc[0] != 1:
+        parts.append(f"D={value_label(summary['dispatchers'].iloc[0])}")
+    parts.extend(fixed_settings(summary))  # every other setting away from its default
     if time_unit(summary, scenario) == "slots":  # FIFO queues served in slots: "slotted" says which model
         parts = [p for p in parts if p != "fifo"] + ["slotted"]
     if "replications" in summary:

@@ -121,8 +121,19 @@ def fixed_settings(summary: pd.DataFrame) -> list[str]:
     >>> fixed_settings(pd.DataFrame({"network.latency": ["exponential(0.05)"] * 2, "workload.load": [0.5, 0.9]}))
     ['network.latency = exponential(0.05)']
     """
-    keys = swept_keys(summary)
+    keys = [key for key in swept_keys(summary) if not _resolved_copy(summary, key)]
     return [f"{key} = {shown(key, summary[key].iloc[0])}" for key in keys if key not in varying(summary, keys)]
+
+
+RESOLVED = {"workload.load": "load", "system.servers": "servers", "system.dispatchers": "dispatchers",
+            "system.discipline": "discipline"}
+"""Swept keys and the resolved column that shows the same value when the sweep gives a plain one."""
+
+
+def _resolved_copy(summary: pd.DataFrame, key: str) -> bool:
+    column = RESOLVED.get(key)
+    return column is not None and column in summary.columns and \
+        list(map(value_label, summary[key])) == list(map(value_label, summary[column]))
 
 
 def describe(keys: Sequence[str], values: Sequence[Any]) -> str:
