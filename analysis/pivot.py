@@ -518,9 +518,12 @@ def _mark(table: Pivot, summary: pd.DataFrame) -> None:
 
 
 def setting_parts(summary: pd.DataFrame, placed: Any = ()) -> list[str]:
-    """What every row of a summary shares, as a caption says it: N, load, arrivals, service, servers, every
-    other fixed setting (`analysis.sweep.fixed_settings`) and the replications; keys in ``placed`` (a table's
-    rows and columns) are left to the table."""
+    """What every row of a summary shares, as a caption says it.
+
+    N, the load, the dispatchers (when more than one), the arrivals, the service law, the
+    discipline, every other fixed setting (`analysis.sweep.fixed_settings`) and the
+    replications; keys in ``placed`` (a table's rows and columns) are left to the table.
+    """
     parts = []
     for column, text in (("servers", "N = {}"), ("load", "load = {}"), ("dispatchers", "{} dispatchers"),
                          ("arrivals", "{} arrivals"), ("service", "{} service"), ("discipline", "{} servers")):

@@ -727,13 +727,13 @@ def draw(results: Any, name: str, ax: canvas.Target = None) -> Figure:
     emulator.ScenarioError
         If ``name`` is not a figure of these results.
     """
-    from emulator.errors import ScenarioError
+    from emulator.errors import ScenarioError, suggestion
 
     source = source_of(results)
     names = available(source)
     if name not in names:
         kind = "a figure these results have data for" if name in FIGURES else "a figure name"
-        raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'")
+        raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'{suggestion(name, names)}")
     return figure_function(name)(source, ax=ax)
 
 

@@ -392,11 +392,8 @@ class Results:
             this figure can be drawn (a number of Axes other than its panels, a Figure
             that holds axes already, anything else than Axes or a Figure).
         """
-        from analysis.plots import available, draw
+        from analysis.plots import draw
 
-        names = available(self)
-        if name not in names:
-            raise ScenarioError(f"name: expected one of {', '.join(names)}, got {show(name)}{suggestion(name, names)}")
         return draw(self, name, ax)
 
     def figures(self) -> list[str]:

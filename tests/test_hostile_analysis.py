@@ -197,12 +197,13 @@ def test_sparse_feedback_compares_at_each_sweep_point_whatever_is_swept(
         lossy: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Swept over the loss, each point holds JSQ once: the reference is JSQ at that loss.
     assert sparse_feedback.main([str(lossy), "--figure", str(tmp_path / "f.png")]) == 0
-    ratios = {}
+    ratios, loss = {}, ""
     for line in capsys.readouterr().out.splitlines()[2:]:
         cells = [cell.strip() for cell in line.split("|")[1:-1]]
-        loss = cells[0] or loss if cells else None  # a key repeated from the row above is left blank
-        if cells and cells[1] == "JSQ":
-            ratios[loss] = cells[-1]
+        if cells:
+            loss = cells[0] or loss  # a key repeated from the row above is left blank
+            if cells[1] == "JSQ":
+                ratios[loss] = cells[-1]
     assert ratios == {"0": "1", "0.2": "1"}
 
 
