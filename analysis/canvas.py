@@ -5,8 +5,9 @@ one-panel figure), `pick` chooses which of many sweep points get one, `legend`
 gathers the panels' entries into one legend beside them, `title` names what is
 drawn and the folder's fixed facts (scenario, N, load, slotted time,
 replications), `time_unit`, `ci_note` and `panel_title` give every figure the
-same words, `styled` the same seaborn style, and `save` writes the PNG and its
-SVG twin.
+same words, `styled` the same seaborn style (on the caller's axes too), `sized` a figure
+of a chosen size, `untitled` drops the title, and `save` writes the PNG and its
+SVG twin, or one file of a chosen format.
 
 Only matplotlib's object interface is used (no ``pyplot``), so the global
 backend is left alone and figures render with Agg; matplotlib is imported only
@@ -36,12 +37,23 @@ Target: TypeAlias = "Axes | Sequence[Axes] | Figure | SubFigure | None"
 DPI = 120
 """Resolution of the PNG files (and of the figure while it is laid out)."""
 
+FORMATS = ("png", "pdf", "svg")
+"""File formats `save` writes (``lbemu plot --format``)."""
+
+SIZE_RANGE = (1.0, 50.0)
+"""Smallest and largest width or height of a figure, in inches (``--size``): below 1 inch the panels
+have no room left beside their labels, above 50 a PNG at `DPI` has more than 6000 pixels a side."""
+
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
 def styled(draw: F) -> F:
-    """Draw in seaborn's "whitegrid" style at a print-sized scale, whatever the caller's rcParams."""
+    """Draw in seaborn's "whitegrid" style at a print-sized scale, whatever the caller's rcParams.
+
+    Every figure of lbemu, those of the documentation included, is drawn in this style; `figure`
+    gives the caller's own axes the same look.
+    """
 
     @functools.wraps(draw)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
@@ -74,6 +86,8 @@ def figure(panels: int, ncols: int | None = None, width: float = 4.6, height: fl
 
     if ax is not None and not isinstance(ax, (Figure, SubFigure)):
         axes = _given_axes(ax, panels, name)
+        for panel in axes:
+            _adopt_style(panel)
         return axes[0].figure, axes  # type: ignore[return-value]  # a SubFigure's axes draw as a Figure's
     ncols = ncols or min(3, panels)
     nrows = math.ceil(panels / ncols)
@@ -86,6 +100,83 @@ def figure(panels: int, ncols: int | None = None, width: float = 4.6, height: fl
     for panel in axes[panels:]:
         panel.set_visible(False)
     return fig, axes[:panels]
+
+
+def _adopt_style(ax: Axes) -> None:
+    """Give the caller's axes the look of the current style (`styled`'s): they were made before it applied.
+
+    Background, frame, grid and font sizes are read from the rcParams in force when the axes
+    are made; the caller made these under their own.
+    """
+    from matplotlib import rcParams
+
+    ax.set_facecolor(rcParams["axes.facecolor"])
+    ax.set_axisbelow(rcParams["axes.axisbelow"])
+    for spine in ax.spines.values():
+        spine.set_edgecolor(rcParams["axes.edgecolor"])
+        spine.set_linewidth(rcParams["axes.linewidth"])
+    ax.grid(rcParams["axes.grid"], color=rcParams["grid.color"], linestyle=rcParams["grid.linestyle"],
+            linewidth=rcParams["grid.linewidth"])
+    ax.tick_params(which="both", labelsize=rcParams["xtick.labelsize"], colors=rcParams["xtick.color"],
+                   length=rcParams["xtick.major.size"] if rcParams["xtick.bottom"] else 0)
+    for label in (ax.xaxis.label, ax.yaxis.label):
+        label.set_fontsize(rcParams["axes.labelsize"])
+        label.set_color(rcParams["axes.labelcolor"])
+
+
+def sized(size: Sequence[float] | None, key: str = "size", given: str | None = None) -> Figure | None:
+    """An empty figure ``size`` = (width, height) inches wide and high, to draw into; None for None.
+
+    `emulator.ScenarioError` (one line naming ``key``, and showing ``given``, the text the user
+    wrote, if any) unless both are numbers within `SIZE_RANGE`.
+    """
+    if size is None:
+        return None
+    from matplotlib.figure import Figure
+
+    low, high = SIZE_RANGE
+    try:
+        width, height = (float(side) for side in size)
+    except (TypeError, ValueError):
+        width = height = math.nan
+    if not (low <= width <= high and low <= height <= high):
+        from emulator.errors import ScenarioError
+
+        raise ScenarioError(f"{key}: expected width,height in inches, each from {low:g} to {high:g}, "
+                            f"got {shown(size if given is None else given)}")
+    return Figure(figsize=(width, height), dpi=DPI, layout="constrained")
+
+
+def check_room(fig: Figure, name: str) -> None:
+    """`emulator.ScenarioError` if ``fig``, of a size the user chose, is too small for its panels.
+
+    Matplotlib would only warn and draw the panels squashed to nothing: the layout is run
+    here, once, and its complaint turned into a one-line refusal.
+    """
+    import warnings
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        fig.draw_without_rendering()
+    if any("constrained_layout not applied" in str(warning.message) for warning in caught):
+        from emulator.errors import ScenarioError
+
+        width, height = fig.get_size_inches()
+        panels = sum(ax.get_visible() for ax in fig.get_axes())
+        raise ScenarioError(f"size: expected room for the {panels} panel{'s' if panels != 1 else ''} of "
+                            f"'{name}' and their labels, got {shown(f'{width:g},{height:g}')} inches")
+
+
+def shown(value: Any) -> str:
+    """A value as an error message shows it: a sequence as ``a,b``, text as is, cut at 40 characters."""
+    text = ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+    return repr(text if len(text) <= 40 else text[:40] + "...")
+
+
+def untitled(fig: Figure) -> Figure:
+    """``fig`` without its title (``--no-title``): a paper's caption says what the figure shows."""
+    fig.suptitle("")
+    return fig
 
 
 def _callers_axes(ax: Target) -> bool:
@@ -150,9 +241,12 @@ def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] =
            **options: Any) -> None:
     """One legend to the right of the panels: every label of ``axes`` once, then the ``extra`` entries.
 
-    ``options`` go to ``Figure.legend`` (e.g. ``title="policy"``); nothing is
+    ``options`` go to ``Figure.legend`` (e.g. ``title="policy"``, or ``loc="outside lower center"``
+    for a long legend under the panels); nothing is
     drawn when there is no entry. With the caller's Axes as ``ax`` (one or several, not a Figure) the
-    legend goes just outside the right edge of the last, so that it never covers data either.
+    legend goes just outside the right edge of the last, so that it never covers data either, unless
+    another panel of the caller's figure already shows the same entries: two figures of one run
+    drawn side by side share one legend.
     """
     seen: dict[str, Any] = {}
     for panel in axes:
@@ -164,10 +258,18 @@ def legend(fig: Figure, axes: Sequence[Axes], extra: Sequence[tuple[Any, str]] =
     if not handles:
         return
     if _callers_axes(ax):
+        if any(_entries(other) == labels for other in axes[-1].figure.get_axes()):
+            return
         axes[-1].legend(handles, labels, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False,
                   fontsize="small", **options)
     else:
-        fig.legend(handles, labels, loc="outside right center", frameon=False, **options)
+        fig.legend(handles, labels, **{"loc": "outside right center", "frameon": False, **options})
+
+
+def _entries(ax: Axes) -> list[str]:
+    """The labels of the legend ``ax`` shows, [] without one."""
+    shown = ax.get_legend()
+    return [text.get_text() for text in shown.get_texts()] if shown is not None else []
 
 
 def time_unit(summary: pd.DataFrame, scenario: Any = None) -> str:
@@ -246,8 +348,16 @@ def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, a
     fig.suptitle("\n".join(lines), fontsize="medium")
 
 
-def save(fig: Figure, path: Path, dpi: float = DPI) -> Path:
-    """Write the figure as ``path`` (PNG) and as SVG beside it; return the PNG's path."""
-    fig.savefig(path, dpi=dpi)
-    fig.savefig(path.with_suffix(".svg"))
-    return path
+def save(fig: Figure, path: Path, dpi: float = DPI, fmt: str | None = None) -> Path:
+    """Write the figure and return the path written.
+
+    Without ``fmt``, as ``path`` (PNG) and as SVG beside it (the PNG's path is returned); with
+    one of `FORMATS`, as ``path`` with that suffix only (vector PDF and SVG keep text as text).
+    """
+    if fmt is None:
+        fig.savefig(path, dpi=dpi)
+        fig.savefig(path.with_suffix(".svg"))
+        return path
+    target = path.with_suffix(f".{fmt}")
+    fig.savefig(target, dpi=dpi, format=fmt)
+    return target

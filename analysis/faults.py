@@ -76,6 +76,7 @@ def degradation_table(summary: pd.DataFrame) -> Pivot:
     return pivot(frame, list(METRICS), rows=rows, cols=[], theory=False)
 
 
+@canvas.styled
 def plot_degradation(summary: pd.DataFrame) -> Figure:
     """Mean response against the loss probability: one line per policy, one panel per failure setting.
 
@@ -89,7 +90,7 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
     settings = list(dict.fromkeys(frame["failures"]))
     policies = list(dict.fromkeys(frame["policy"]))
     style = style_of(frame)
-    fig, axes = canvas.figure(len(settings))
+    fig, axes = canvas.figure(len(settings), ncols=min(2, len(settings)))  # two a row: readable on a page
     for ax, setting in zip(axes, settings, strict=True):
         part = frame[frame["failures"] == setting]
         for policy in policies:
@@ -99,8 +100,7 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
         ax.set_xscale("symlog", linthresh=0.01)
         ax.set_xlabel("message loss probability p")
         ax.set_ylabel(f"mean response time ({canvas.time_unit(summary)})")
-        ax.set_title(setting, fontsize="medium")
-        ax.grid(alpha=0.3)
+        ax.set_title(setting, fontsize="small")
     canvas.legend(fig, axes, title="policy")
     canvas.title(fig, summary, "Mean response as messages get lost and servers fail")
     return fig

@@ -102,8 +102,8 @@ def plot_occupancy(results: Any, ax: canvas.Target = None) -> Figure:
                 values, name = curve
                 top = int(rows["i"].max()) + 1
                 i = [k for k in range(1, min(len(values), top + 1)) if values[k] > 0]
-                panel.plot(i, [values[k] for k in i], linestyle="--", color=colour, linewidth=1,
-                           label=f"{policy}: {name}")
+                # The theory's name says its policy ("SQ(2) mean field", "M/M/1 tail"), the colour too.
+                panel.plot(i, [values[k] for k in i], linestyle="--", color=colour, linewidth=1, label=name)
                 theory_drawn = True
         panel.set_yscale("log")
         if not here.empty:

@@ -32,6 +32,12 @@ plot DIR`` (`plot_folder`) call the same functions, listed by name in `FIGURES`:
     Only when a JBT-d period is swept (a key such as ``policies.3.period``):
     messages per job against the period T, one line per policy, with the other
     swept keys as panels.
+`plot_metric` (``metric=``)
+    Any metric column with an interval (`metrics`: ``mean_wait``, ``p99_response``, ...)
+    against the swept variable, as ``response`` draws the mean.
+
+``lbemu plot`` and `draw` (``Results.plot``) take the same options: a format, a size in
+inches, no title, a metric.
 
 The response-time tail is `analysis.response_tail.plot_response_tail`, and the
 queue-length tails `analysis.occupancy_plots`.
@@ -75,7 +81,9 @@ RESOLVED = {"load": "load", "servers": "servers"}
 
 AXIS_LABELS = {"load": "load (arrival rate / service capacity)", "servers": "servers N",
                "mean_response": "mean response time ({unit})", "messages_per_job": "messages per job",
-               "blocked_fraction": "fraction of jobs blocked"}
+               "blocked_fraction": "fraction of jobs blocked", "mean_wait": "mean wait ({unit})",
+               "p50_response": "median response time ({unit})", "p90_response": "p90 response time ({unit})",
+               "p99_response": "p99 response time ({unit})"}
 TRADEOFF_PANELS = 4
 """Up to this many values of the x variable, the trade-off has one panel per value."""
 WIDE = 10.0
@@ -250,7 +258,7 @@ def _ci(frame: pd.DataFrame, metric: str) -> Any:
 
 
 def _label(metric: str, unit: str) -> str:
-    return AXIS_LABELS.get(metric, metric).format(unit=unit)
+    return AXIS_LABELS.get(metric, metric.replace("_", " ")).format(unit=unit)
 
 
 # -- preparing a summary -------------------------------------------------------------
@@ -295,15 +303,42 @@ def _prepare(results: Any) -> _Plot:
 
 
 # -- the figures --------------------------------------------------------------------
+def hidden_under(values: Sequence[tuple[Any, float]], drawn: Sequence[Sequence[tuple[Any, float]]]) -> int:
+    """How many of the series ``drawn`` before, as (x, y) pairs, the series ``values`` would cover.
+
+    A series covers another when it has the same x values and y values within 1% (random
+    routing and round robin both at 0 messages per job): drawn alike, only the last would show.
+
+    Examples
+    --------
+    >>> hidden_under([(1, 0.0), (2, 0.0)], [[(1, 0.0), (2, 0.0)], [(1, 3.0), (2, 4.0)]])
+    1
+    """
+    import numpy as np
+
+    count = 0
+    for other in drawn:
+        if [x for x, _ in other] == [x for x, _ in values] and np.allclose(
+                [y for _, y in values], [y for _, y in other], rtol=0.01, atol=0.0, equal_nan=True):
+            count += 1
+    return count
+
+
 def _lines(ax: Axes, frame: pd.DataFrame, plan: Layout, style: Style, metric: str) -> None:
     assert plan.x is not None
+    drawn: list[list[tuple[Any, float]]] = []
     for policy in plan.policies:
         rows = frame[frame["policy"].astype(str) == policy].sort_values(plan.x)
         if rows.empty:
             continue
+        values = list(zip(rows[plan.x], rows[metric].astype(float), strict=True))
+        under = hidden_under(values, drawn)
+        drawn.append(values)
+        # A series over others with the same values is dashed, with smaller markers, so that
+        # those under it show through its gaps and around its markers.
         ax.errorbar(rows[plan.x], rows[metric], yerr=_ci(rows, metric), label=policy,
-                    color=style.colors[policy], marker=style.markers[policy], markersize=5,
-                    capsize=3, linewidth=1.4, elinewidth=1)
+                    color=style.colors[policy], marker=style.markers[policy], markersize=max(5 - 1.5 * under, 2.5),
+                    linestyle=(0, (3, 2 + 2 * under)) if under else "-", capsize=3, linewidth=1.4, elinewidth=1)
     _scale(ax, frame[plan.x].tolist(), "x")
     if _scale(ax, frame[metric].tolist(), "y"):
         _log_limits(ax, frame, metric, "y")
@@ -447,6 +482,47 @@ def plot_blocking(results: Any, ax: canvas.Target = None) -> Figure:
     return _metric_figure(p, p.plan, "blocked_fraction", "Fraction of jobs blocked", "blocking", ax)
 
 
+def metrics(summary: pd.DataFrame) -> list[str]:
+    """The columns `plot_metric` draws: those with a 95% interval beside them (``<metric>_ci95``)."""
+    return [c for c in summary.columns if not c.endswith("_ci95") and f"{c}_ci95" in summary.columns]
+
+
+@canvas.styled
+def plot_metric(results: Any, metric: str, ax: canvas.Target = None) -> Figure:
+    """Any metric column of the summary against the swept variable, as `plot_response` draws the mean.
+
+    Parameters
+    ----------
+    results : emulator.Results or path
+        A run's results, or a results folder.
+    metric : str
+        One of `metrics`: ``mean_wait``, ``p99_response``, ``mean_queue``, ... (docs/results.md).
+    ax : Axes, sequence of Axes, or Figure, optional
+        As for `plot_response`.
+
+    Returns
+    -------
+    matplotlib.figure.Figure
+
+    Raises
+    ------
+    emulator.ScenarioError
+        If ``metric`` is not one of `metrics`, or its column holds text or an infinite number.
+    """
+    from emulator.errors import ScenarioError
+    from emulator.experiment.output import expect_finite, expect_numbers
+
+    p = _prepare(results)
+    names = metrics(p.summary)
+    if metric not in names:
+        raise ScenarioError(f"metric: expected a metric column of summary.csv ({', '.join(names)}), "
+                            f"got {canvas.shown(metric)}")
+    expect_numbers(p.summary, [metric, f"{metric}_ci95"])
+    expect_finite(p.summary, [metric, f"{metric}_ci95"])
+    words = _label(metric, p.unit).split(" (")[0]  # the axis says the unit; the title names the metric
+    return _metric_figure(p, p.plan, metric, words[0].upper() + words[1:], metric, ax)
+
+
 def period_key(summary: pd.DataFrame) -> str | None:
     """The swept JBT-d period key (``policies.<i>.period``) with at least two values, if any."""
     for key in summary.columns:
@@ -575,8 +651,9 @@ def message_kinds(summary: pd.DataFrame, nonzero: bool = True) -> list[str]:
     -------
     list of str
     """
+    # messages_per_job_diff (with compare_to) is the paired difference of the total, not a kind.
     kinds = [c[len(KIND_PREFIX):] for c in summary.columns
-             if c.startswith(KIND_PREFIX) and not c.endswith("_ci95")]
+             if c.startswith(KIND_PREFIX) and not c.endswith(("_ci95", "_diff"))]
     if nonzero:
         kinds = [k for k in kinds if summary[KIND_PREFIX + k].fillna(0).abs().sum() > 0]
     return kinds
@@ -704,19 +781,26 @@ def available(results: Any) -> list[str]:
     return names
 
 
-def draw(results: Any, name: str, ax: canvas.Target = None) -> Figure:
-    """The figure ``name`` of ``results`` as a matplotlib ``Figure``, without writing a file.
+def draw(results: Any, name: str | None = None, ax: canvas.Target = None, *, metric: str | None = None,
+         size: Sequence[float] | None = None, title: bool = True) -> Figure:
+    """The figure ``name`` (or of ``metric``) of ``results`` as a matplotlib ``Figure``, without writing a file.
 
-    ``Results.plot(name, ax)`` calls this.
+    ``Results.plot`` calls this; ``lbemu plot`` takes the same options.
 
     Parameters
     ----------
     results : emulator.Results or path
-    name : str
-        One of `available` for these results.
+    name : str, optional
+        One of `available` for these results; leave it out with ``metric``.
     ax : Axes, sequence of Axes, or Figure, optional
         Draw into these axes (one-panel figures only); or into one Axes per panel, or into an empty
         Figure or SubFigure (the whole figure): see `analysis.canvas.figure`.
+    metric : str, optional
+        Instead of a named figure, this metric column against the swept variable (`plot_metric`).
+    size : (float, float), optional
+        Width and height of the new figure in inches (`analysis.canvas.SIZE_RANGE`); not with ``ax``.
+    title : bool
+        False leaves out the figure's title (a paper's caption says it).
 
     Returns
     -------
@@ -725,21 +809,39 @@ def draw(results: Any, name: str, ax: canvas.Target = None) -> Figure:
     Raises
     ------
     emulator.ScenarioError
-        If ``name`` is not a figure of these results.
+        If ``name`` is not a figure of these results, ``metric`` not a metric column, both or
+        neither are given, ``size`` is out of range, or given with ``ax``.
     """
     from emulator.errors import ScenarioError, suggestion
 
     source = source_of(results)
-    names = available(source)
-    if name not in names:
-        kind = "a figure these results have data for" if name in FIGURES else "a figure name"
-        raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'{suggestion(name, names)}")
-    return figure_function(name)(source, ax=ax)
+    if (name is None) == (metric is None):
+        raise ScenarioError(f"name: expected a figure name or a metric, one of the two, got "
+                            f"{'both' if metric is not None else 'neither'}")
+    if size is not None and ax is not None:
+        raise ScenarioError("size: expected no size with ax (the figure is then the caller's), got "
+                            f"{canvas.shown(size)}")
+    target = canvas.sized(size) if ax is None else ax
+    if metric is not None:
+        fig = plot_metric(source, metric, ax=target)
+    else:
+        names = available(source)
+        if name not in names:
+            kind = "a figure these results have data for" if name in FIGURES else "a figure name"
+            raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'"
+                                f"{suggestion(str(name), names)}")
+        fig = figure_function(str(name))(source, ax=target)
+    if size is not None:
+        canvas.check_room(fig, metric or str(name))
+    # The caller's axes carry no title of lbemu's: there is none to leave out, and theirs stays.
+    return canvas.untitled(fig) if not title and ax is None else fig
 
 
 # -- entry point ---------------------------------------------------------------------------
-def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dpi: float = canvas.DPI) -> list[Path]:
-    """Write the figures of a results summary as PNG and SVG files into a folder.
+def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dpi: float = canvas.DPI, *,
+                fmt: str | None = None, size: Sequence[float] | None = None, title: bool = True,
+                metric: str | None = None) -> list[Path]:
+    """Write the figures of a results summary as PNG and SVG files (or files of one format) into a folder.
 
     Parameters
     ----------
@@ -753,11 +855,21 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dp
         ``occupancy.csv``, ``scenario.yaml``); default ``out``. Nothing is written there.
     dpi : float
         Resolution of the PNG files.
+    fmt : {"png", "pdf", "svg"}, optional
+        Write each figure in this format only; default a PNG with an SVG twin.
+    size : (float, float), optional
+        Width and height of every figure in inches (`analysis.canvas.SIZE_RANGE`); default each
+        figure's own, from its panels.
+    title : bool
+        False leaves out the figures' titles.
+    metric : str, optional
+        Write only this metric column's figure (`plot_metric`), as ``<metric>.<format>``.
 
     Returns
     -------
     list of Path
-        ``<name>.png`` inside ``out`` for each name of `available`, in that order. Each PNG has an SVG twin beside it.
+        ``<name>.png`` inside ``out`` for each name of `available`, in that order. Each PNG has an SVG twin beside
+        it; with ``fmt``, ``<name>.<fmt>`` alone.
 
     Raises
     ------
@@ -775,9 +887,16 @@ def plot_folder(summary: pd.DataFrame, out: Path, source: Path | None = None, dp
     >>> [p.name for p in paths]
     ['response.png', 'messages.png', 'tradeoff.png', 'messages_by_kind.png']
     """
+    from emulator.errors import ScenarioError
+
+    if fmt is not None and fmt not in canvas.FORMATS:
+        raise ScenarioError(f"format: expected one of {', '.join(canvas.FORMATS)}, got {canvas.shown(fmt)}")
     data = with_files(summary, source if source is not None else out)
     _prepare(data)  # a bad summary is refused before the folder is touched
-    drawn = [(name, figure_function(name)(data)) for name in available(data)]
+    if metric is not None:
+        drawn = [(metric, draw(data, metric=metric, size=size, title=title))]
+    else:
+        drawn = [(name, draw(data, name, size=size, title=title)) for name in available(data)]
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    return [canvas.save(fig, out / f"{name}.png", dpi) for name, fig in drawn]
+    return [canvas.save(fig, out / f"{name}.png", dpi, fmt) for name, fig in drawn]

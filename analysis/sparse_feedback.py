@@ -5,7 +5,7 @@ policy's mean wait is set against JSQ's at the same point (found by its registry
 whatever its label); a policy is *within 10%* when its mean wait is at most 1.1 times JSQ's, and
 the fewest messages per job among those is marked. This is `analysis.frontier` with these
 settings (``lbemu frontier DIR --y mean_wait --within 10% --reference jsq --all`` prints the same
-table); `figure` draws the trade-off by policy family.
+table); `figure` draws the trade-off, one colour and marker per policy.
 
     python -m analysis.sparse_feedback results/sparse_feedback   # the table, and sparse_feedback.png
 
@@ -15,29 +15,25 @@ in one line (`analysis.command`).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 
-from . import command
-from .canvas import save
+from . import canvas, command
 from .frontier import frontier as general_frontier
-from .frontier import frontier_table, point_keys
+from .frontier import frontier_table
 from .labels import key_name
 from .render import render
-from .style import PALETTE
+from .style import Style, style_of
 from .sweep import shown
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 X, Y, REFERENCE, WITHIN = "messages_per_job", "mean_wait", "jsq", 0.10
 """The comparison: mean wait against messages per job, within 10% of JSQ's mean wait."""
-
-FAMILIES = {
-    "random": "no information", "round_robin": "no information", "jsq": "JSQ (query all)",
-    "sqd": "SQ(d)", "sqd_memory": "SQ(d) with memory", "lsq": "LSQ", "jiq": "pull (JIQ, JBT-d)",
-    "jbt": "pull (JIQ, JBT-d)", "jsq_push": "push updates", "jsq_sparse": "sparse feedback",
-}
 
 
 def _check(summary: pd.DataFrame) -> None:
@@ -58,49 +54,51 @@ def frontier(summary: pd.DataFrame) -> pd.DataFrame:
     return general_frontier(summary, X, Y, WITHIN, REFERENCE)
 
 
-def figure(summary: pd.DataFrame, path: Path) -> Path:
-    """Mean wait against messages per job, one panel per sweep point, one colour per family."""
-    from matplotlib.figure import Figure
+def figure(table: pd.DataFrame, path: Path, style: Style | None = None) -> Path:
+    """Write `draw` of ``table`` (`frontier`) as ``path`` (PNG, with its SVG twin); return ``path``."""
+    return canvas.save(draw(table, style), path)
 
-    table = frontier(summary)
-    keys = point_keys(summary)
+
+@canvas.styled
+def draw(table: pd.DataFrame, style: Style | None = None) -> Figure:
+    """Mean wait against messages per job, one panel per sweep point, one colour and marker per policy.
+
+    ``table`` is `frontier`'s. ``style`` is the folder's (`analysis.style.style_of` of its summary:
+    JIQ and JBT-d in their own colours, the sparse-feedback variants in shades of theirs with markers
+    of their own, as in every other figure); without it, policies are styled by their labels.
+    """
+    keys = list(table.columns[1:table.columns.get_loc("policy")])  # the swept keys, between point and policy
     points = list(dict.fromkeys(table["point"]))
-    columns = min(2, len(points))
-    rows = math.ceil(len(points) / columns)
-    fig = Figure(figsize=(5.2 * columns, 3.9 * rows + 0.9))
-    axes = fig.subplots(rows, columns, squeeze=False).ravel()
-    # A family wears the colour of its first policy in `analysis.style.PALETTE`, as in every other figure.
-    colours = {family: PALETTE[name][0] for name, family in reversed(FAMILIES.items())}
-    for ax, point in zip(axes, points, strict=False):
-        group = table[table["point"] == point].assign(family=lambda f: f["policy_name"].map(
-            lambda name: FAMILIES.get(name, name)))
+    policies = list(dict.fromkeys(table["policy"].astype(str)))
+    style = style or style_of(pd.DataFrame({"policy": policies}))
+    fig, axes = canvas.figure(len(points), ncols=min(2, len(points)), width=4.4, height=3.4)
+    for ax, point in zip(axes, points, strict=True):
+        group = table[table["point"] == point]
+        # The reference is found by its registry name, as `frontier` found it: labels are the user's.
         base = float(group.loc[group["policy_name"] == REFERENCE, Y].iloc[0])
-        for family, part in group.groupby("family", sort=False):
-            ax.errorbar(part[X], part[Y], yerr=part[f"{Y}_ci95"], fmt="o", color=colours.get(family), label=family,
-                        markersize=5, capsize=2)
+        for policy in policies:
+            part = group[group["policy"].astype(str) == policy]
+            ax.errorbar(part[X], part[Y], yerr=part[f"{Y}_ci95"], linestyle="none",
+                        marker=style.markers[policy], color=style.colors[policy], label=policy, markersize=6,
+                        markeredgecolor="black", markeredgewidth=0.4, capsize=2)
         chosen = group[group["chosen"]]
-        ax.scatter(chosen[X], chosen[Y], s=160, facecolors="none", edgecolors="black",
+        ax.scatter(chosen[X], chosen[Y], s=220, facecolors="none", edgecolors="black", linewidths=1.2,
                    label="fewest messages within 10%")
         ax.axhline((1 + WITHIN) * base, color="grey", linestyle="--", linewidth=1, label="1.1 × JSQ's mean wait")
         ax.set_xscale("symlog", linthresh=0.1)  # 0 messages (random, round robin) on the axis
-        ax.set_xlim(0, 3 * group[X].max())  # room for JSQ's point at the right
+        # Left of 0 and right of the largest, room for the whole marker (symlog is linear below 0.1).
+        ax.set_xlim(-0.04, 3 * group[X].max())
         ax.set_yscale("log")
         ax.set_xlabel("control messages per job")
-        ax.set_title(", ".join(f"{key_name(k)} = {shown(k, group[k].iloc[0])}" for k in keys),
-                     fontsize="medium")
+        ax.set_title(", ".join(f"{key_name(k)} = {shown(k, group[k].iloc[0])}" for k in keys), fontsize="small")
         ax.set_ylabel("mean wait (mean service times)")
-    for ax in axes[len(points):]:
-        ax.set_visible(False)
-    handles, labels = axes[0].get_legend_handles_labels()
-    unique = dict(zip(labels, handles, strict=True))
-    fig.legend(unique.values(), unique.keys(), loc="lower center", ncol=4, frameon=False)
-    fig.tight_layout(rect=(0, 0.9 / (3.9 * rows + 0.9), 1, 1))
-    return save(fig, path)
+    canvas.legend(fig, axes, loc="outside lower center", ncols=4)
+    return fig
 
 
 def _write(summary: pd.DataFrame, path: Path) -> str:
-    _check(summary)
-    figure(summary, path)
+    table = frontier(summary)
+    figure(table, path, style_of(summary))
     return render(frontier_table(summary, X, Y, WITHIN, REFERENCE, everyone=True), "markdown")
 
 

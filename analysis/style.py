@@ -10,6 +10,7 @@ control message have a fixed colour each too (`KIND_COLORS`).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -38,7 +39,7 @@ SPARE = (("#001c7f", "<"), ("#591e71", "d"), ("#3c3c3c", "H"), ("#b8850a", "8"),
          ("#a6761d", "<"), ("#e7298a", "d"), ("#66a61e", "H"))
 """Colours and markers for policies outside `PALETTE` (plug-ins), in order of appearance in a folder."""
 
-VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p")
+VARIANT_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">", "h", "p", "d", "H", "8")
 
 KIND_COLORS = {"query": "#0173b2", "reply": "#56b4e9", "idle": "#029e73", "report": "#d55e00",
                "threshold": "#cc78bc", "update": "#6a3d9a"}
@@ -90,6 +91,7 @@ def policy_style(policies: Sequence[str], names: Mapping[str, str] | None = None
     used = {marker for _, marker in base.values()}
     others = [m for m in VARIANT_MARKERS if m not in used] or list(VARIANT_MARKERS)
     variants = 0
+    sizes = {name: list(family.values()).count(name) for name in base}
     for label in policies:
         name = family[label]
         colour, marker = base[name]
@@ -97,8 +99,9 @@ def policy_style(policies: Sequence[str], names: Mapping[str, str] | None = None
         if k == 0:
             colors[label], markers[label] = colour, marker
             continue
-        # Variants: alternate darker and lighter, further from the base the more there are.
-        step = (k + 1) // 2 * 0.4
+        # Variants: alternate darker and lighter, further from the base the more there are, in steps
+        # small enough that the last stays short of black and white (seven JSQ-sparse variants: 0.15).
+        step = (k + 1) // 2 * min(0.4, 0.6 / math.ceil((sizes[name] - 1) / 2))
         colors[label] = _shade(colour, -step if k % 2 else step)
         markers[label] = others[variants % len(others)]
         variants += 1

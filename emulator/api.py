@@ -365,21 +365,32 @@ class Results:
             return line + "<p>No finished runs.</p>"
         return line + str(self.styler().to_html())
 
-    def plot(self, name: str, ax: Any = None) -> Any:
+    def plot(self, name: str | None = None, ax: Any = None, *, metric: str | None = None,
+             size: Any = None, title: bool = True) -> Any:
         """The figure ``name`` as a matplotlib ``Figure``, drawn afresh; no file is written.
+
+        ``fig.savefig("tradeoff.pdf")`` writes it in any format matplotlib knows; ``lbemu plot``
+        takes the same options.
 
         Parameters
         ----------
-        name : str
+        name : str, optional
             ``"response"``, ``"messages"``, ``"tradeoff"``, ``"messages_by_kind"``, and
             where the results have the data ``"blocking"``, ``"response_tail"``,
             ``"messages_vs_period"``, ``"occupancy"``, ``"halfin_whitt"``
             (`analysis.plots.available` lists them; `analysis.plots.figure_function`
-            gives the function behind each).
+            gives the function behind each). Leave it out with ``metric``.
         ax : Axes, sequence of Axes, or Figure, optional
             Draw into these axes instead of a new figure (one-panel figures only); or into one Axes
             per panel, or into an empty Figure or SubFigure (the whole figure): see
             `analysis.canvas.figure`.
+        metric : str, optional
+            Instead of a named figure, this metric column against the swept variable
+            (``"mean_wait"``, ``"p99_response"``, ...: `analysis.plots.metrics`).
+        size : (float, float), optional
+            Width and height of the new figure in inches, each from 1 to 50; not with ``ax``.
+        title : bool
+            False leaves out the figure's title (a paper's caption says it).
 
         Returns
         -------
@@ -390,11 +401,12 @@ class Results:
         emulator.ScenarioError
             If these results have no figure of that name, or ``ax`` is not somewhere
             this figure can be drawn (a number of Axes other than its panels, a Figure
-            that holds axes already, anything else than Axes or a Figure).
+            that holds axes already, anything else than Axes or a Figure), or ``metric``
+            or ``size`` is not one it can draw.
         """
         from analysis.plots import draw
 
-        return draw(self, name, ax)
+        return draw(self, name, ax, metric=metric, size=size, title=title)
 
     def figures(self) -> list[str]:
         """The names `plot` accepts for these results (`analysis.plots.available`)."""

@@ -6,6 +6,7 @@ Exit status: 0 success, 2 bad input (one line naming the key), 1 anything else.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -93,6 +94,14 @@ def _parser() -> argparse.ArgumentParser:
 
     plot = commands.add_parser("plot", help="figures from a results folder")
     plot.add_argument("dir")
+    plot.add_argument("--format", choices=("png", "pdf", "svg"),
+                      help="write each figure in this format only (default: PNG, with an SVG twin)")
+    plot.add_argument("--size", metavar="W,H", help="width and height of every figure in inches, e.g. 3.5,2.6")
+    plot.add_argument("--no-title", dest="title", action="store_false",
+                      help="leave out the figures' titles (a paper's caption says them)")
+    plot.add_argument("--metric", metavar="NAME",
+                      help="only the figure of this summary.csv column against the swept variable, "
+                           "e.g. mean_wait or p99_response")
     return parser
 
 
@@ -268,12 +277,28 @@ def _plot(args: argparse.Namespace) -> int:
 
     from .experiment.output import read_summary
 
+    size = _size(args.size)
     summary = read_summary(args.dir)
     with _writing(args.dir):
-        paths = plot_folder(summary, Path(args.dir))
+        paths = plot_folder(summary, Path(args.dir), fmt=args.format, size=size, title=args.title,
+                            metric=args.metric)
     for path in paths:
-        print(f"wrote {path} and {path.with_suffix('.svg').name}")
+        print(f"wrote {path}" + ("" if args.format else f" and {path.with_suffix('.svg').name}"))
     return 0
+
+
+def _size(text: str | None) -> tuple[float, ...] | None:
+    """``--size W,H`` as two numbers, checked here so that a refusal names ``--size``."""
+    if text is None:
+        return None
+    from analysis.canvas import sized
+
+    try:
+        size = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        size = (math.nan,)  # not numbers: refused below, as any size out of range
+    sized(size, key="--size", given=text)
+    return size
 
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"

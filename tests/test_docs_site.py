@@ -2,7 +2,9 @@
 
 Sphinx turns every page of docs/ into a page of the site (a page left out of every
 table of contents is a warning, so an error here), the API reference from the
-docstrings, and the tables that README.md holds into the pages that show them.
+docstrings, the tables that README.md holds into the pages that show them, and runs
+the tutorial notebook so that its page shows its tables and figures. Building the site
+takes about a minute: the module is marked slow.
 """
 
 from __future__ import annotations
@@ -18,6 +20,10 @@ import emulator
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
+SECTIONS = ("tutorials", "how-to", "explanation", "reference", "gallery")
+"""The landing page's sections (Diátaxis' four, and the gallery): every other page is in one of them."""
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
@@ -39,9 +45,56 @@ def test_every_page_is_in_the_site(site: Path) -> None:
     missing = [page.name for page in pages if not (site / f"{page.stem}.html").is_file()]
     assert not missing, missing
     index = (site / "index.html").read_text()
+    sections = "".join((site / f"{section}.html").read_text() for section in SECTIONS)
+    for section in SECTIONS:
+        assert f'href="{section}.html' in index, f"{section} is not linked from the front page"
     for page in pages:
-        if page.stem != "index":
-            assert f'href="{page.stem}.html' in index, f"{page.name} is not linked from the front page"
+        if page.stem not in ("index", *SECTIONS):
+            assert f'href="{page.stem}.html' in sections, f"{page.name} is in no section of the front page"
+
+
+def test_reference_and_how_to_are_apart(site: Path) -> None:
+    """Pages that list every key or column are reference, not how-to guides (Diátaxis)."""
+    how_to, reference = ((site / f"{name}.html").read_text() for name in ("how-to", "reference"))
+    for page in ("scenarios", "results", "policies", "configuration-notes", "occupancy"):
+        assert f'href="{page}.html' in reference and f'href="{page}.html' not in how_to, page
+
+
+def test_the_tutorial_page_shows_the_notebooks_outputs(site: Path) -> None:
+    page = (site / "tutorial.html").read_text()
+    assert page.count('class="cell_output') >= 8  # every code cell but the first, which prints nothing
+    assert page.count("<img") >= 3  # the trade-off, messages by kind, and the two panels drawn into one figure
+    assert "mean response" in page and "M/M/1, exact" in page  # the comparison table, with its theory row
+
+
+def test_formulas_are_typeset_and_pages_linked(site: Path) -> None:
+    theory = (site / "theory.html").read_text()
+    assert "mathjax" in theory.lower() and r"\(1/(1-\lambda^2)\)" in theory
+    assert '<a class="reference internal" href="results.html' in (site / "scenarios.html").read_text()
+    # A docstring's docs/results.md is a link on the API pages.
+    assert 'href="../results.html' in (site / "api" / "emulator.html").read_text()
+
+
+def test_intervals_in_tables_do_not_break(site: Path) -> None:
+    page = (site / "slotted-results.html").read_text()
+    assert "5.741\u00a0±\u00a00.016" in page and "5.741 ± 0.016" not in page
+
+
+def test_the_jbt_results_page_shows_both_capacity_laws_at_every_load(site: Path) -> None:
+    import yaml
+
+    scenario = yaml.safe_load((ROOT / "scenarios" / "jbt_zhou2017.yaml").read_text())
+    page = (site / "slotted-results.html").read_text()
+    for load in scenario["sweep"]["workload.load"]:
+        assert f"mean response, load={load}" in page, load
+    for law in scenario["sweep"]["workload.service.kind"]:
+        assert f"<td><p>{law}</p></td>" in page, law
+
+
+def test_the_gallery_shows_the_shipped_scenarios_figures(site: Path) -> None:
+    gallery = (site / "gallery.html").read_text()
+    images = re.findall(r'<img [^>]*src="_images/([^"]+)"', gallery)
+    assert len(images) >= 8 and all((site / "_images" / image).is_file() for image in images)
 
 
 def test_the_api_reference_comes_from_the_docstrings(site: Path) -> None:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -277,3 +278,168 @@ def test_panel_titles_and_wrapped_titles() -> None:
     canvas.title(fig, pd.DataFrame({"scenario": ["s"]}), "A title much longer than a four-inch figure is wide, "
                  "which would be clipped at both ends")
     assert all(len(line) <= 50 for line in fig.get_suptitle().splitlines())
+
+
+# -- options for a paper: format, size, title, metric ----------------------------------------
+def test_lbemu_plot_writes_one_metric_as_a_pdf_of_the_size_asked(results_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "paper"
+    shutil.copytree(results_dir, folder)
+    before = set(folder.iterdir())
+    done = subprocess.run([*lbemu(), "plot", str(folder), "--format", "pdf", "--size", "3.5,2.6", "--no-title",
+                           "--metric", "mean_wait"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"wrote {folder / 'mean_wait.pdf'}\n"
+    assert set(folder.iterdir()) - before == {folder / "mean_wait.pdf"}  # that figure alone, no PNG twin
+    page = (folder / "mean_wait.pdf").read_bytes()
+    # 3.5 x 2.6 inches of 72 points
+    assert page.startswith(b"%PDF") and re.search(rb"/MediaBox \[ ?0 0 252 187.2 ?\]", page)
+
+
+def test_lbemu_plot_format_svg_writes_only_svg(results_dir: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "svg"
+    shutil.copytree(results_dir, folder)
+    for drawn in [*folder.glob("*.png"), *folder.glob("*.svg")]:  # written by an earlier test
+        drawn.unlink()
+    done = subprocess.run([*lbemu(), "plot", str(folder), "--format", "svg"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert not list(folder.glob("*.png"))
+    assert {p.name for p in folder.glob("*.svg")} >= {Path(name).with_suffix(".svg").name for name in FIGURES}
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--size", "0,3"], "--size: expected width,height in inches, each from 1 to 50, got '0,3'"),
+    (["--size", "4"], "--size: expected width,height in inches, each from 1 to 50, got '4'"),
+    (["--size", "wide,tall"], "--size: expected width,height in inches, each from 1 to 50, got 'wide,tall'"),
+    (["--size", "1e9,3"], "--size: expected width,height in inches, each from 1 to 50, got '1e9,3'"),
+    (["--metric", "colour"], "metric: expected a metric column of summary.csv (jobs, mean_response"),
+    (["--size", "1,1"], "size: expected room for the 1 panel of 'response' and their labels, got '1,1' inches"),
+])
+def test_lbemu_plot_refuses_bad_options_in_one_line(results_dir: Path, args: list[str], says: str) -> None:
+    done = subprocess.run([*lbemu(), "plot", str(results_dir), *args], capture_output=True, text=True)
+    assert done.returncode == 2 and says in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_the_same_options_from_python(continuous: emulator.Results) -> None:
+    fig = continuous.plot("tradeoff", size=(7, 3), title=False)
+    assert tuple(fig.get_size_inches()) == (7, 3) and fig.get_suptitle() == ""
+    fig = continuous.plot(metric="p99_response")
+    ax = visible(fig)[0]
+    assert ax.get_ylabel() == "p99 response time (mean service times)"
+    assert fig.get_suptitle().startswith("P99 response time (95% CI)")
+    jsq = next(bars for bars in ax.containers if bars.get_label() == "JSQ")
+    expected = continuous.summary.query("policy == 'JSQ'").sort_values("load")["p99_response"]
+    assert list(jsq.lines[0].get_ydata()) == list(expected)
+    from matplotlib.figure import Figure
+
+    for call, says in ((lambda: continuous.plot("response", metric="mean_wait"), "name: expected a figure name or "
+                        "a metric, one of the two, got both"),
+                       (lambda: continuous.plot(), "got neither"),
+                       (lambda: continuous.plot("response", ax=Figure().subplots(), size=(3, 3)),
+                        "size: expected no size with ax"),
+                       (lambda: continuous.plot("response", size=(3, 100)), "size: expected width,height in inches"),
+                       (lambda: continuous.plot(metric="policy"), "metric: expected a metric column")):
+        with pytest.raises(emulator.ScenarioError, match=re.escape(says)):
+            call()
+
+
+def test_a_series_under_another_with_the_same_values_shows() -> None:
+    """Random routing and round robin both send 0 messages: Random's grey still shows under RR's line."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    summary = pd.DataFrame({"policy": ["Random", "RR"] * 3, "policy_name": ["random", "round_robin"] * 3,
+                            "load": [0.5, 0.5, 0.7, 0.7, 0.9, 0.9], "workload.load": [0.5, 0.5, 0.7, 0.7, 0.9, 0.9],
+                            "mean_response": [2.0, 1.5, 3.3, 2.0, 10.0, 5.0], "messages_per_job": 0.0,
+                            "replications": 1})
+    fig = plots.plot_messages(Source(summary))
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba())[..., :3].astype(int)
+    ax = visible(fig)[0]
+    # The band of pixels along the two lines at 0, inside the axes (no text there: anti-aliased
+    # text is grey at its edges), from its top down.
+    (left, zero), right = ax.transData.transform((0.5, 0.0)), ax.transData.transform((0.9, 0.0))[0]
+    row = pixels.shape[0] - round(zero)
+    band = pixels[row - 8:row + 8, round(left) + 10:round(right) - 10]
+    grey = np.all(np.abs(band - np.array([0x94, 0x94, 0x94])) <= 8, axis=-1)  # Random's colour
+    assert grey.sum() > 50
+
+
+def test_drawing_into_ones_own_axes_keeps_the_style_and_shows_one_legend(continuous: emulator.Results) -> None:
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    with rc_context({"axes.grid": False, "axes.facecolor": "#eeeeee"}):  # a caller's own style
+        fig = Figure(layout="constrained")
+        left, right = fig.subplots(1, 2)
+    continuous.plot("response", ax=left)
+    continuous.plot("messages", ax=right)
+    assert sum(ax.get_legend() is not None for ax in fig.axes) == 1  # the same policies: one legend
+    own = visible(continuous.plot("response"))[0]
+    for ax in (left, right):
+        assert ax.get_facecolor() == own.get_facecolor()
+        assert [line.get_visible() for line in ax.get_ygridlines()] == [True] * len(ax.get_ygridlines())
+        assert ax.get_ygridlines()[0].get_color() == own.get_ygridlines()[0].get_color()
+        assert ax.yaxis.label.get_fontsize() == own.yaxis.label.get_fontsize()
+
+
+def test_occupancy_legend_names_each_theory_once(continuous: emulator.Results) -> None:
+    fig = continuous.plot("occupancy")
+    labels = [text.get_text() for legend in fig.legends for text in legend.get_texts()]
+    assert "SQ(2) mean field" in labels
+    assert not [label for label in labels if ": " in label], labels
+
+
+def test_every_policy_of_a_crowded_folder_has_its_own_colour_and_marker() -> None:
+    """Seven JSQ-sparse variants and JIQ beside JBT-d, as in scenarios/sparse_feedback.yaml."""
+    from analysis.style import policy_style
+
+    labels = ["JSQ", "JIQ", "JBT-2", *(f"JSQ-sparse({k})" for k in range(7)), "JSQ-push"]
+    names = {"JSQ": "jsq", "JIQ": "jiq", "JBT-2": "jbt", "JSQ-push": "jsq_push",
+             **{label: "jsq_sparse" for label in labels if label.startswith("JSQ-sparse")}}
+    style = policy_style(labels, names)
+    assert len({style.colors[label] for label in labels}) == len(labels)
+    assert len({(style.colors[label], style.markers[label]) for label in labels}) == len(labels)
+
+
+def test_the_sparse_feedback_figure_tells_every_policy_apart_and_shows_zero_messages_whole() -> None:
+    from analysis import sparse_feedback
+    from analysis.style import style_of
+
+    rows = [("Random", "random", 9.0, 0.0), ("JSQ", "jsq", 0.07, 200.0), ("JIQ", "jiq", 0.08, 0.9),
+            ("JBT-2", "jbt", 1.0, 1.1), *((f"JSQ-sparse(T={t})", "jsq_sparse", 1.0 + t, 1 / t) for t in (1, 3, 10))]
+    summary = pd.DataFrame([{"servers": 100, "load": 0.9, "policy": label, "policy_name": name, "mean_wait": wait,
+                             "mean_wait_ci95": 0.01, "messages_per_job": messages, "messages_per_job_ci95": 0.0}
+                            for label, name, wait, messages in rows])
+    fig = sparse_feedback.draw(sparse_feedback.frontier(summary), style_of(summary))
+    ax = visible(fig)[0]
+    assert ax.get_xlim()[0] < 0  # the markers at 0 messages (Random) drawn whole, not cut at the axis
+    looks = {bars.get_label(): (bars.lines[0].get_color(), bars.lines[0].get_marker()) for bars in ax.containers}
+    assert set(looks) == {label for label, *_ in rows} and len(set(looks.values())) == len(rows)
+
+
+def test_the_faults_figure_is_drawn_in_the_style_of_the_others(continuous: emulator.Results) -> None:
+    from analysis import faults
+
+    columns = [*faults.NUMBERS, "mean_response_ci95"]
+    summary = pd.DataFrame({"policy": ["JSQ", "JIQ"] * 2, "policy_name": ["jsq", "jiq"] * 2,
+                            **{column: 0.0 for column in columns}, faults.LOSS: [0, 0, 0.2, 0.2],
+                            "mean_response": [1.5, 1.6, 2.5, 3.0], "service": "exponential(1)"})
+    fig = faults.plot_degradation(summary)
+    ax, own = visible(fig)[0], visible(continuous.plot("response"))[0]
+    assert ax.get_facecolor() == own.get_facecolor()
+    assert ax.get_ygridlines()[0].get_color() == own.get_ygridlines()[0].get_color()
+    assert ax.get_ygridlines()[0].get_alpha() == own.get_ygridlines()[0].get_alpha()
+
+
+def test_a_paired_comparisons_difference_is_not_a_kind_of_message() -> None:
+    """With compare_to, summary.csv has messages_per_job_diff: the difference of the totals, not a kind."""
+    results = emulator.run({"name": "paired", "seed": 7, "replications": 2, "run": {"jobs": 500, "warmup_jobs": 50},
+                            "system": {"servers": 5}, "compare_to": "SQ(2)",
+                            "policies": [{"name": "sqd", "d": 2}, {"name": "jiq"}]}, workers=1)
+    assert "messages_per_job_diff" in results.summary
+    assert plots.message_kinds(results.summary) == ["query", "reply", "idle"]
+    ax = visible(results.plot("messages_by_kind"))[0]
+    assert [bars.get_label() for bars in ax.containers] == ["query", "reply", "idle"]
+    assert max(bar.get_y() + bar.get_height() for bars in ax.containers for bar in bars) == pytest.approx(1.0)

@@ -33,7 +33,7 @@ def test_the_cheapest_policy_within_ten_percent_is_marked_per_point(tmp_path: Pa
     text = _write(_summary(), tmp_path / "f.png")
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines()[2:] if line.startswith("|")]
     assert rows[0][:2] == ["100", "Random"] and rows[1] == ["", "JIQ", "**0.9**", "**1.050 ± 0.010**", "1.05"]
-    assert figure(_summary(), tmp_path / "g.png").exists()
+    assert figure(table, tmp_path / "g.png").exists()
 
 
 def test_importing_it_leaves_the_matplotlib_backend_alone() -> None:
