@@ -90,7 +90,11 @@ def frontier(summary: pd.DataFrame, x: str = X, y: str = Y, within: float | None
         raise ScenarioError(f"reference: expected with a margin (within), got {show(reference)} alone")
     keys = point_keys(summary)
     names = summary["policy_name"] if "policy_name" in summary else summary["policy"]
-    frame = summary[["point", *keys, "policy"]].assign(policy_name=names.astype(str))
+    # A summary built by hand may have no point column: its swept keys tell the points apart.
+    points = summary["point"] if "point" in summary else \
+        summary.groupby(keys, sort=False).ngroup() if keys else pd.Series(0, index=summary.index)
+    frame = summary[[*keys, "policy"]].assign(policy_name=names.astype(str))
+    frame.insert(0, "point", points)
     for metric in (x, y):
         frame[metric] = summary[metric].astype(float)
         frame[f"{metric}_ci95"] = summary[f"{metric}_ci95"].astype(float) if f"{metric}_ci95" in summary \
