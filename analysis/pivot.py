@@ -282,8 +282,9 @@ def check_metrics(summary: pd.DataFrame, metrics: Sequence[str], option: str = "
     for metric in metrics:
         if metric not in summary.columns:
             choices = metric_columns(summary)
-            raise ScenarioError(f"{option}: expected one of {_listed(choices)}, got '{metric}'"
-                                f"{suggestion(metric, choices)}")
+            # The misspelling and its nearest column first: the list of columns is long.
+            raise ScenarioError(f"{option}: expected a metric column, got '{metric}'{suggestion(metric, choices)}; "
+                                f"the columns: {_listed(choices)}")
         values = summary[metric]
         if pd.api.types.is_bool_dtype(values) or (not pd.api.types.is_numeric_dtype(values)
                                                   and pd.to_numeric(values, errors="coerce").notna().sum() == 0):
