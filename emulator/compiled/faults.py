@@ -1,0 +1,168 @@
+"""Lost messages and reply timeouts in the compiled engine, as `emulator.model.channels.Channel` has them.
+
+With ``network.loss`` p (``fv[F_LOSS]``) the n-th control message sent, whatever its
+kind, is lost when the n-th uniform of the ``loss`` stream (`Tools.loss`, drawn by the
+engine in the SimPy engine's blocks) is below p: `lost` draws it when the message is
+sent, before its latency, and a lost message takes no latency and is never delivered.
+It counts as sent and as lost: the lost counts follow the sent ones in ``counts``
+(``counts[K + kind]``, K kinds), so the window's snapshots hold both, as the
+recorder's do. Job transfers are never lost.
+
+An ask with faults (`Channel._ask_faulty`) decides when all its replies are in or
+``network.timeout`` after its queries went out, whichever comes first, on the replies
+that came (a missing one reads `NO_REPLY`). So each reply is its own event here (a
+`state.FAULT_REPLY` record), and so is the timeout (`state.ASK_TIMEOUT`); a reply
+that comes after the decision is ignored. A round trip is the queries of one
+decision: all targets of the ask, or one probe of the threshold model, which asks
+again on the same record; its first target (`state.A_FIRST`) tells its events from
+those of an earlier round. The record is freed once it is closed and no event of
+it is pending (`state.A_PENDING`).
+
+Messages are lost in the network only: servers do not fail here, so every message
+that is not lost arrives (`engine.supports` keeps ``system.failures`` on SimPy).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..measure.messages import NO_REPLY
+from .core import push
+from .state import (
+    A_DONE,
+    A_FIRST,
+    A_LEFT,
+    A_N,
+    A_NEXT,
+    A_PENDING,
+    ASK_SHIFT,
+    ASK_TIMEOUT,
+    F_LOSS,
+    F_NOW,
+    F_TIMEOUT,
+    FAULT_REPLY,
+    I_ASK_FREE,
+    I_ASKS,
+    I_LAT,
+    I_LOSS,
+    I_MSG_FREE,
+    I_MSGS,
+    MESSAGE,
+    P_QUERY,
+    P_REPLY,
+    QUERY_EVENT,
+)
+from .tools import Tools
+
+
+@njit(cache=True)
+def lost(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int) -> bool:
+    """Whether the control message of ``kind`` sent now is lost (counted as lost if so).
+
+    Draws the next uniform of the ``loss`` stream only when messages can be lost.
+    """
+    p = T.fv[F_LOSS]
+    if p <= 0.0:
+        return False
+    at = iv[I_LOSS]
+    iv[I_LOSS] = at + 1
+    if T.loss[at] < p:
+        counts[len(counts) // 2 + kind] += 1
+        return True
+    return False
+
+
+@njit(cache=True)
+def _record(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int, delay: float) -> None:
+    """A message record delivered ``delay`` from now (`network.post`, with the delay given)."""
+    msg = T.msg
+    slot = iv[I_MSG_FREE]
+    iv[I_MSG_FREE] = msg[slot, 1]
+    iv[I_MSGS] += 1
+    msg[slot, 0] = what
+    msg[slot, 1] = a
+    msg[slot, 2] = b
+    msg[slot, 3] = c
+    push(T.heap, iv, T.fv[F_NOW] + delay, MESSAGE + 4 * slot)
+
+
+@njit(cache=True)
+def _latency(iv: np.ndarray, T: Tools) -> float:
+    at = iv[I_LAT]
+    iv[I_LAT] = at + 1
+    return T.latency[at]
+
+
+@njit(cache=True)
+def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
+    """`network.query` with faults: target ``i`` is asked; after the round's last query, its timeout."""
+    asks = T.asks
+    if asks[ask, A_DONE] != 0:  # the first query of a round trip
+        asks[ask, A_DONE] = 0
+        asks[ask, A_FIRST] = i
+    T.replies[ask, i] = NO_REPLY  # until its reply comes in time
+    counts[P[P_QUERY]] += 1
+    if not lost(counts, iv, T, P[P_QUERY]):
+        asks[ask, A_PENDING] += 1
+        push(T.heap, iv, T.fv[F_NOW] + _latency(iv, T), MESSAGE + 4 * (QUERY_EVENT | (ask << ASK_SHIFT) | i))
+    if i >= asks[ask, A_N] - 1:  # the round's queries are out: its timeout (`Channel._ask_faulty`)
+        asks[ask, A_PENDING] += 1
+        _record(T, iv, ASK_TIMEOUT, ask, asks[ask, A_FIRST], 0, T.fv[F_TIMEOUT])
+
+
+@njit(cache=True)
+def reply(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int) -> None:
+    """`network.answer` with faults: the query reached target ``i``, whose reply ``value`` leaves now."""
+    asks = T.asks
+    asks[ask, A_PENDING] -= 1
+    counts[P[P_REPLY]] += 1
+    if not lost(counts, iv, T, P[P_REPLY]):
+        asks[ask, A_PENDING] += 1
+        _record(T, iv, FAULT_REPLY, ask, i, value, _latency(iv, T))
+    elif asks[ask, A_DONE] == 2 and asks[ask, A_PENDING] == 0:
+        _free(T, iv, ask)
+
+
+@njit(cache=True)
+def arrive(T: Tools, iv: np.ndarray, what: int, ask: int, b: int, c: int) -> int:
+    """A reply (``b`` its target, ``c`` its value) or a timeout (``b`` its round) of ``ask`` arrives.
+
+    Returns ``ask`` if its round trip is decided now (all replies in, or the timeout
+    first), else -1; the caller then runs the policy's ``replied`` and closes the ask.
+    """
+    asks = T.asks
+    asks[ask, A_PENDING] -= 1
+    waiting = asks[ask, A_DONE] == 0
+    decided = False
+    if what == FAULT_REPLY:
+        if waiting and b >= asks[ask, A_FIRST] and asks[ask, A_LEFT] > 0:  # in time, and of this round
+            T.replies[ask, b] = c
+            asks[ask, A_LEFT] -= 1
+            decided = asks[ask, A_LEFT] == 0
+    else:
+        decided = waiting and b == asks[ask, A_FIRST]
+    if decided:
+        asks[ask, A_DONE] = 1
+        asks[ask, A_LEFT] = 0
+        return ask
+    if asks[ask, A_DONE] == 2 and asks[ask, A_PENDING] == 0:
+        _free(T, iv, ask)
+    return -1
+
+
+@njit(cache=True)
+def close(T: Tools, iv: np.ndarray, ask: int) -> bool:
+    """Close ``ask`` after its decision: True if it is free now, False if it waits for its late events."""
+    if T.asks[ask, A_PENDING] > 0:
+        T.asks[ask, A_DONE] = 2
+        return False
+    return True
+
+
+@njit(cache=True)
+def _free(T: Tools, iv: np.ndarray, ask: int) -> None:
+    """`network.close_ask`'s free list, for a closed ask whose last event came."""
+    T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
+    iv[I_ASK_FREE] = ask
+    iv[I_ASKS] -= 1
