@@ -324,6 +324,16 @@ def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
     assert row["engine"] == "simpy"
 
 
+def test_auto_runs_lost_messages_with_latency_compiled_and_weighs_what_they_cost_simpy() -> None:
+    data = scenario_dict({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
+    data["network"].update(loss=0.05, timeout=0.3)
+    lossy = emulator.Scenario.from_dict(data).points()[0]
+    assert compiled.supports(lossy, lossy.policies[0]) is None
+    assert choose_engine(lossy, lossy.policies[0]) == "compiled"
+    plain = make_point({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
+    assert compiled.simpy_seconds(lossy, lossy.policies[0]) > compiled.simpy_seconds(plain, plain.policies[0])
+
+
 def test_auto_weighs_what_a_job_costs_and_a_shorter_run_never_moves_to_simpy_where_it_is_slower() -> None:
     """30,000 jobs of SQ(100): 3 million samples, seconds of SimPy; the same jobs of Random are a tenth."""
     def point(policy: dict[str, Any], jobs: int, **options: Any) -> Any:

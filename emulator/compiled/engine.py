@@ -55,7 +55,8 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     The cost model of ``run.engine: auto``: (warm-up + jobs) x microseconds per job, with
 
         4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
-        + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event
+        + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event,
+          and with network.loss 4 per query and reply (each a closure and a check more, and a timeout)
 
     Servers sampled per job are the policy's `Policy.samples_per_job`: d for SQ(d) and
     the threshold policy (at most d probes), d for JIQ-SQ(d) (per idle token, at most
@@ -88,7 +89,10 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     ====================  =====  ========  ========================  ======  ========
 
     With exponential latency of mean 0.01 at N = 100: JSQ 464-515 / 9.5-11, SQ(2)
-    15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35.
+    15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35. With loss 0.05 too (timeout
+    0.05; measured in the same run as latency alone, on a loaded machine: JSQ 491 / 30,
+    SQ(2) 15.5 / 1.1, JIQ 9.0 / 0.46, JBT-10 8.9 / 0.49): JSQ 1,095 / 90, SQ(2) 19.3 / 2.5,
+    JIQ 8.5 / 0.39, JBT-10 6.5 / 0.21 (its lost reports take servers out of the lists).
 
     The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
     more than it says); it only has to tell a run of a fraction of a second from one of
@@ -110,8 +114,9 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     else:
         us = 4.0 + 0.5 * samples
     us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
-    if point.scenario.network.latency.mean != 0:
-        us += 2.4 * (2.0 + 2.0 * samples)
+    network = point.scenario.network
+    if network.latency.mean != 0:
+        us += 2.4 * 2.0 + (4.0 if network.loss > 0 else 2.4) * 2.0 * samples
     return (run.warmup_jobs + run.jobs) * us * 1e-6
 
 
@@ -311,9 +316,9 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_LATENT] = latent
     # The most one step may send: an ask of every server (JSQ) or a broadcast to all N servers
     # and D - 1 dispatchers (JBT-d), or the policy's own (JSQ-sparse's N D updates), and a job.
-    # With loss, an ask's timeout too (`faults`).
+    # With loss, each ask's timeout too (`faults`).
     faulty = scenario.network.loss > 0
-    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8 + 2 * faulty
+    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8 + (description.asks_per_step + 1) * faulty
     P[S.P_ASK_ROOM] = description.asks_per_step + 1
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)

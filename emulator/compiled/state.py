@@ -155,8 +155,7 @@ TIMER = 3  # the policy's timer (JBT-d's threshold update)
 
 # -- what a message record carries (`network`: its first field; the rest are its arguments) ----
 TRANSFER = 0  # a job (slot, server, via_list) reaches its server
-FAULT_REPLY = 1  # with faults, a reply (ask, target, value) on its way (`faults`)
-ASK_TIMEOUT = 2  # with faults, an ask's timeout (ask, its round's first target)
+ASK_TIMEOUT = 2  # with faults, an ask's timeout (ask, the first target of its round trip)
 POLICY_MESSAGE = 3  # from here on, the policy's own messages, delivered by its `deliver` hook
 # An ask's messages need no record: a MESSAGE event's argument says what they are.
 QUERY_EVENT = 1 << 48  # | ask << 24 | i: the i-th target of an ask is asked
@@ -174,8 +173,9 @@ A_TAG = 4  # the policy's own (the threshold model's probe, LSQ's server, JIQ's 
 A_DISPATCHERS = 5  # 1 when the targets are dispatchers (JIQ-SQ(d)'s idle servers ask them), else servers
 A_NEXT = 6  # the free list's link while the record is free
 A_DUE_ID = 7  # the event id of the reply that arrives last so far (its time: `Tools.due`)
-# With faults (`faults`), where each reply is its own event and the ask waits for a timeout too:
+# With faults (`faults`), where a round trip ends at its last reply or at its timeout:
 A_FIRST = 8  # the first target of the round trip under way (the threshold model's probes are one each)
-A_PENDING = 9  # its queries, replies and timeouts still to arrive: the record is freed once none is
-A_DONE = 10  # 0 while the round trip waits, 1 once decided (or none begun), 2 closed: free once none pending
-A_FIELDS = 11
+A_PENDING = 9  # its queries and timeouts still to come: a closed record is freed once none is
+A_DONE = 10  # 0 while the round trip waits, 1 once its decision is scheduled (or none begun), 2 closed
+A_LATE = 11  # 1 once a message of the round trip is lost or a reply late: its timeout decides
+A_FIELDS = 12
