@@ -90,9 +90,10 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
 
     With exponential latency of mean 0.01 at N = 100: JSQ 464-515 / 9.5-11, SQ(2)
     15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35. With loss 0.05 too (timeout
-    0.05; measured in the same run as latency alone, on a loaded machine: JSQ 491 / 30,
-    SQ(2) 15.5 / 1.1, JIQ 9.0 / 0.46, JBT-10 8.9 / 0.49): JSQ 1,095 / 90, SQ(2) 19.3 / 2.5,
-    JIQ 8.5 / 0.39, JBT-10 6.5 / 0.21 (its lost reports take servers out of the lists).
+    0.05), measured in one run with latency alone on a loaded machine (latency alone there:
+    JSQ 503 / 29.5, SQ(2) 15.1 / 1.19, JIQ 9.1 / 0.47, JBT-10 9.3 / 0.48): JSQ 1,165 / 33.8,
+    SQ(2) 18.9 / 1.31, JIQ 8.2 / 0.39, JBT-10 6.4 / 0.21 (its lost reports take servers out
+    of the lists, so it sends fewer messages).
 
     The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
     more than it says); it only has to tell a run of a fraction of a second from one of

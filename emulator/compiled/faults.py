@@ -23,6 +23,11 @@ id, as `network.answer` schedules it). Every message still draws the loss stream
 latency and its event id where the channel's does. A closed ask's record is freed once
 its last query and its timeout have come (`state.A_PENDING`).
 
+Each function here is inlined where it is called (one or two callers each: `network`,
+the kernel, so little compilation more): called, they took a job of SQ(2) with loss to
+twice the kernel time of one with latency alone (2.3 against 1.1 us at N = 100); inlined,
+1.3 us.
+
 Messages are lost in the network only: servers do not fail here, so every message
 that is not lost arrives (`engine.supports` keeps ``system.failures`` on SimPy).
 """
@@ -64,7 +69,7 @@ from .state import (
 from .tools import Tools
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def lost(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int) -> bool:
     """Whether the control message of ``kind`` sent now is lost (counted as lost if so).
 
@@ -81,14 +86,14 @@ def lost(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int) -> bool:
     return False
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _latency(iv: np.ndarray, T: Tools) -> float:
     at = iv[I_LAT]
     iv[I_LAT] = at + 1
     return T.latency[at]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
     """`network.query` with faults: target ``i`` is asked; after the round's last query, its timeout."""
     asks = T.asks
@@ -118,7 +123,7 @@ def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int,
         push(T.heap, iv, T.expiry[ask], MESSAGE + 4 * slot)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def reply(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int) -> None:
     """`network.answer` with faults: the query reached target ``i``, whose reply ``value`` leaves now."""
     asks = T.asks
@@ -147,7 +152,7 @@ def reply(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int,
         _free(T, iv, ask)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arrive(T: Tools, iv: np.ndarray, what: int, ask: int, b: int, c: int) -> int:
     """The timeout (``what`` `state.ASK_TIMEOUT`) of ``ask``'s round trip from target ``b`` on comes.
 
@@ -165,7 +170,7 @@ def arrive(T: Tools, iv: np.ndarray, what: int, ask: int, b: int, c: int) -> int
     return -1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def close(T: Tools, iv: np.ndarray, ask: int) -> bool:
     """Close ``ask`` after its decision: True if it is free now, False if its queries or timeout are to come."""
     if T.asks[ask, A_PENDING] > 0:
@@ -174,7 +179,7 @@ def close(T: Tools, iv: np.ndarray, ask: int) -> bool:
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _free(T: Tools, iv: np.ndarray, ask: int) -> None:
     """`network.close_ask`'s free list, for a closed ask whose last query came."""
     T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
