@@ -196,6 +196,8 @@ FAULTS: dict[str, dict[str, Any]] = {
     "jsq_loss_timeout_0": {"policy": "jsq", "loss": 0.05, "timeout": 0.0},
     "sqd_loss_timeout_tie": {"policy": "sqd", "d": 3, "loss": 0.1, "timeout": 0.1},
     "threshold_loss_most": {"policy": "threshold", "d": 3, "threshold": 2, "loss": 0.9, "timeout": 0.02},
+    # A threshold above NO_REPLY, what a missing reply reads: every probe is below it, even unanswered.
+    "threshold_2_63_loss": {"policy": "threshold", "d": 3, "threshold": 2**63, **LOSS},
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
 }
