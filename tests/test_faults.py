@@ -3,7 +3,8 @@
 Exact: ``loss: 0`` is the scenario without the key (and draws nothing), random
 routing's jobs do not see the loss, the n-th message sent is lost exactly when
 the n-th uniform of the ``loss`` stream is below p, a query whose replies are
-lost decides at the timeout, the compiled engine hands faults to SimPy.
+lost decides at the timeout, the compiled engine hands lost messages at zero
+latency and failing servers to SimPy (with latency it runs lost messages: tests/test_compiled.py).
 Statistical (fixed seeds, Student-t intervals of independent replications, as in
 test_theory.py): JIQ with lossy tokens against its mean-field limit, random
 routing with breakdowns against the M/G/1 with independent breakdowns.
@@ -201,7 +202,7 @@ def test_faults_with_latency_and_several_dispatchers_run_and_account(on_down: st
             assert total == pytest.approx(row[f"messages_per_job_{kind}"], abs=1e-12)
 
 
-def test_compiled_engine_hands_faults_to_simpy() -> None:
+def test_compiled_engine_hands_faults_at_zero_latency_to_simpy() -> None:
     for network, failures in (({"loss": 0.01, "timeout": 1.0}, None), ({"timeout": 1.0}, FAILURES)):
         point = scenario(network, failures).points()[0]
         for policy in point.policies:
