@@ -95,5 +95,6 @@ def test_the_frontier_from_the_shell_and_from_python(tmp_path: Path, capsys: pyt
     assert "within 10% of jsq's" in printed
     assert main(["frontier", str(tmp_path), "--y", "p99_respons"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("lbemu: error: --y: expected a metric column, got 'p99_respons'") and "did you mean 'p99_response'?" in err
+    assert err.startswith("lbemu: error: --y: expected a metric column, got 'p99_respons' (did you mean "
+                          "'p99_response'?)")
     assert len(err.splitlines()) == 1
