@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
-from .sweep import short_name, value_label
+from .sweep import fixed_settings, short_name, value_label
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -335,6 +335,9 @@ def title(fig: Figure, summary: pd.DataFrame, what: str, scenario: Any = None, a
     for column in ("arrivals", "service", "discipline"):
         if column in summary and summary[column].nunique() == 1:
             parts.append(str(summary[column].iloc[0]))
+    if "dispatchers" in summary and summary["dispatchers"].nunique() == 1 and summary["dispatchers"].iloc[0] != 1:
+        parts.append(f"D={value_label(summary['dispatchers'].iloc[0])}")
+    parts.extend(fixed_settings(summary))  # every other setting away from its default
     if time_unit(summary, scenario) == "slots":  # FIFO queues served in slots: "slotted" says which model
         parts = [p for p in parts if p != "fifo"] + ["slotted"]
     if "replications" in summary:

@@ -1,9 +1,11 @@
 """How each policy degrades with lost messages and failing servers: the table and figure of a faults run.
 
 The folder is a run of a scenario that sweeps ``network.loss`` and, optionally,
-``system.failures`` (``scenarios/faults.yaml``). `degradation_table` lays out,
-per failure setting and policy, the mean response, the messages sent and lost
-per job and the jobs lost, one row per loss probability; `plot_degradation`
+``system.failures`` (``scenarios/faults.yaml``). `degradation_table` is the comparison table
+(`analysis.pivot`) with, per failure setting and policy, one row per loss probability and the
+mean response, the p99 response, the messages sent and lost per job and the jobs lost
+(``lbemu table DIR --rows system.failures --rows policy --rows network.loss --metric ...``
+gives the same, less the lost messages, which it sums over kinds); `plot_degradation`
 draws the mean response (with its 95% interval) against the loss, one line per
 policy and one panel per failure setting, in the folder's style map.
 
@@ -25,7 +27,8 @@ from emulator.errors import ScenarioError
 from emulator.measure.messages import KINDS
 
 from . import canvas, command
-from .cells import Cell
+from .pivot import Pivot, pivot
+from .render import render
 from .style import style_of
 from .sweep import failure_label
 
@@ -34,6 +37,8 @@ if TYPE_CHECKING:
 
 LOSS, FAILURES = "network.loss", "system.failures"
 LOST = [f"lost_per_job_{kind}" for kind in KINDS]
+METRICS = ("mean_response", "p99_response", "messages_per_job", "lost_per_job", "lost_fraction")
+"""The table's columns: ``lost_per_job`` is the sum of the ``lost_per_job_<kind>`` columns."""
 NUMBERS = (LOSS, "mean_response", "p99_response", "messages_per_job", "lost_fraction", *LOST)
 """The columns of summary.csv the table and figure read, besides ``policy``."""
 
@@ -51,12 +56,13 @@ def _settings(summary: pd.DataFrame) -> pd.Series:
     return column.map(failure_label)
 
 
-def _cell(row: pd.Series, metric: str) -> str:
-    return Cell(float(row[metric]), float(row.get(f"{metric}_ci95", math.nan))).text()
+def degradation_table(summary: pd.DataFrame) -> Pivot:
+    """The comparison table of a faults run: per (failure setting, policy, loss), response, messages, losses.
 
-
-def degradation_table(summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per (failure setting, policy, loss): response, messages sent and lost per job, jobs lost.
+    Returns
+    -------
+    Pivot
+        Written by `analysis.render.render` (``python -m analysis.faults`` writes it as Markdown).
 
     Raises
     ------
@@ -65,30 +71,9 @@ def degradation_table(summary: pd.DataFrame) -> pd.DataFrame:
         has a row without a policy or a loss, or an infinite number (`analysis.command.expect_columns`).
     """
     _check(summary)
-    frame = summary.assign(failures=_settings(summary))
-    lost = frame[LOST].sum(axis=1)
-    rows = []
-    for (setting, policy), group in frame.groupby(["failures", "policy"], sort=False):
-        for index, row in group.sort_values(LOSS).iterrows():
-            rows.append({"failures": setting, "policy": policy, "loss": f"{row[LOSS]:g}",
-                         "mean response": _cell(row, "mean_response"),
-                         "p99 response": _cell(row, "p99_response"),
-                         "messages sent / job": _cell(row, "messages_per_job"),
-                         "lost / job": f"{lost[index]:.3g}",
-                         "jobs lost": _cell(row, "lost_fraction")})
-    return pd.DataFrame(rows)
-
-
-def markdown(table: pd.DataFrame) -> str:
-    """The table as Markdown, one block per failure setting."""
-    blocks = []
-    for setting, group in table.groupby("failures", sort=False):
-        columns = [c for c in group.columns if c != "failures"]
-        lines = [f"**{setting}**", "", "| " + " | ".join(columns) + " |",
-                 "|" + "|".join("---" for _ in columns) + "|"]
-        lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in group[columns].itertuples(index=False)]
-        blocks.append("\n".join(lines))
-    return "\n\n".join(blocks) + "\n"
+    frame = summary.assign(lost_per_job=summary[LOST].sum(axis=1, min_count=1))
+    rows = [key for key in (FAILURES, "policy", LOSS) if key in frame.columns]
+    return pivot(frame, list(METRICS), rows=rows, cols=[], theory=False)
 
 
 @canvas.styled
@@ -122,7 +107,7 @@ def plot_degradation(summary: pd.DataFrame) -> Figure:
 
 
 def _write(summary: pd.DataFrame, figure: Path) -> str:
-    table = markdown(degradation_table(summary))
+    table = render(degradation_table(summary), "markdown")
     canvas.save(plot_degradation(summary), figure)
     return table
 

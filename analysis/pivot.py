@@ -41,13 +41,13 @@ from typing import Any
 
 import pandas as pd
 
-from emulator.errors import ScenarioError
+from emulator.errors import ScenarioError, suggestion
 from emulator.experiment.output import expect_numbers
 from emulator.measure.messages import KINDS
 
 from .cells import Cell, direction, mark_best
 from .references import bound, references
-from .sweep import determines, swept_keys, value_label, varying
+from .sweep import determines, fixed_settings, swept_keys, value_label, varying
 
 FIFO_METRICS = ("mean_response", "messages_per_job")
 BLOCKING_METRICS = ("blocked_fraction", "mean_queue_length", "messages_per_job")
@@ -56,7 +56,8 @@ KEY_COLUMNS = ("servers", "dispatchers", "discipline", "load", "arrivals", "serv
 TITLES = {"mean_response": "mean response", "mean_wait": "mean wait", "p50_response": "median response",
           "p90_response": "p90 response", "p99_response": "p99 response", "prob_wait": "P(wait)",
           "mean_queue_length": "jobs per server", "messages_per_job": "messages/job",
-          "messages_per_server_time": "messages/server/time", "blocked_fraction": "blocked fraction"}
+          "messages_per_server_time": "messages/server/time", "blocked_fraction": "blocked fraction",
+          "lost_per_job": "lost/job", "lost_fraction": "jobs lost"}
 
 MEASURED, THEORY, BOUND = "measured", "theory", "bound"
 
@@ -256,15 +257,39 @@ def default_metrics(summary: pd.DataFrame) -> list[str]:
     return [m for m in metrics if m in summary.columns]
 
 
-def _check_metrics(summary: pd.DataFrame, metrics: Sequence[str]) -> None:
+def metric_columns(summary: pd.DataFrame) -> list[str]:
+    """The metric columns of a summary that a table can show (`emulator.measure.recorder.METRICS`, and differences)."""
+    from emulator.measure.recorder import METRICS
+
+    known = [*METRICS, *(f"{m}_diff" for m in METRICS)]
+    return [m for m in known if m in summary.columns]
+
+
+def _listed(metrics: Sequence[str]) -> str:
+    """The metrics, with the per-kind columns of each prefix as one ``prefix<kind>`` entry: a list that fits a line."""
+    prefixes = ("messages", "delivered", "lost")
+    out: list[str] = []
+    for metric in metrics:
+        head, _, kind = metric.rpartition("_per_job_")
+        entry = "{messages,delivered,lost}_per_job_<kind>" if head in prefixes and kind in KINDS else metric
+        if entry not in out:
+            out.append(entry)
+    return ", ".join(out)
+
+
+def check_metrics(summary: pd.DataFrame, metrics: Sequence[str], option: str = "--metric") -> None:
+    """`ScenarioError` naming ``option`` unless each of ``metrics`` is a numeric column of ``summary``."""
     for metric in metrics:
         if metric not in summary.columns:
-            raise ScenarioError(f"--metric: expected a column of summary.csv, got '{metric}'")
+            choices = metric_columns(summary)
+            # The misspelling and its nearest column first: the list of columns is long.
+            raise ScenarioError(f"{option}: expected a metric column, got '{metric}'{suggestion(metric, choices)}; "
+                                f"the columns: {_listed(choices)}")
         values = summary[metric]
         if pd.api.types.is_bool_dtype(values) or (not pd.api.types.is_numeric_dtype(values)
                                                   and pd.to_numeric(values, errors="coerce").notna().sum() == 0):
             # Not a metric at all (policy, a text parameter, precision_met): the option is wrong.
-            raise ScenarioError(f"--metric: expected a numeric column of summary.csv, got '{metric}' "
+            raise ScenarioError(f"{option}: expected a numeric column of summary.csv, got '{metric}' "
                                 f"(values such as '{values.iloc[0]}')")
     expect_numbers(summary, [column for metric in metrics for column in (metric, f"{metric}_ci95")])
 
@@ -362,7 +387,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
             raise ScenarioError("--diff: expected paired differences in summary.csv (a scenario with compare_to, "
                                 f"and a metric that has them), got none for {', '.join(metrics)}")
         metrics = [f"{m}_diff" if f"{m}_diff" in summary.columns else m for m in metrics]
-    _check_metrics(summary, metrics)
+    check_metrics(summary, metrics)
     row_keys, col_keys = _keys(summary, rows, cols)
     name = str(summary["scenario"].iloc[0]) if "scenario" in summary else "results"
     table = Pivot(row_keys, col_keys, metrics, name=name)
@@ -445,7 +470,7 @@ def pivot(summary: pd.DataFrame, metrics: Sequence[str] | None = None, *, rows: 
         if r in row_map and j is not None:
             table.cells[row_map[r], j] = cell
     _mark(table, summary)
-    table.caption = _caption(summary, table, scenario, bool(points), sorted(omissions))
+    table.caption = _caption(summary, table, bool(points), sorted(omissions))
     return table
 
 
@@ -493,18 +518,32 @@ def _mark(table: Pivot, summary: pd.DataFrame) -> None:
             table.cells[rc] = cell
 
 
-def _caption(summary: pd.DataFrame, table: Pivot, scenario: Any, theory: bool, omissions: Sequence[str] = ()) -> str:
-    name = table.name
-    description = getattr(scenario, "description", None)
-    parts = [f"{name}: {description}" if description else name]
-    if "servers" in summary and summary["servers"].nunique() == 1 and "servers" not in table.row_keys \
-            and "system.servers" not in table.row_keys:
-        parts.append(f"N = {int(summary['servers'].iloc[0])}")
+def setting_parts(summary: pd.DataFrame, placed: Any = ()) -> list[str]:
+    """What every row of a summary shares, as a caption says it.
+
+    N, the load, the dispatchers (when more than one), the arrivals, the service law, the
+    discipline, every other fixed setting (`analysis.sweep.fixed_settings`) and the
+    replications; keys in ``placed`` (a table's rows and columns) are left to the table.
+    """
+    parts = []
+    for column, text in (("servers", "N = {}"), ("load", "load = {}"), ("dispatchers", "{} dispatchers"),
+                         ("arrivals", "{} arrivals"), ("service", "{} service"), ("discipline", "{} servers")):
+        if column in summary and summary[column].nunique() == 1 and column not in placed \
+                and not (column == "dispatchers" and summary[column].iloc[0] == 1):
+            parts.append(text.format(value_label(summary[column].iloc[0])))
+    parts += [part for part in fixed_settings(summary) if part.split(" = ")[0] not in placed]
     if "replications" in summary:
         low, high = int(summary["replications"].min()), int(summary["replications"].max())
         reps = f"{low}" if low == high else f"{low}–{high}"
         parts.append(f"{reps} replication{'s' if high != 1 else ''} per cell")
-    text = ", ".join(parts) + ". Mean ± half-width of the 95% confidence interval (Student t over replications)."
+    return parts
+
+
+def _caption(summary: pd.DataFrame, table: Pivot, theory: bool, omissions: Sequence[str] = ()) -> str:
+    # From the rows themselves, never from the scenario's description: after --set that may no longer hold.
+    parts = setting_parts(summary, {*table.row_keys, *table.col_keys})
+    text = (f"{table.name}: " + ", ".join(parts)
+            + ". Mean ± half-width of the 95% confidence interval (Student t over replications).")
     only = list(summary["discipline"].unique()) if "discipline" in summary else []
     if any(direction(m, str(only[0]) if len(only) == 1 else None) for m in table.metrics):
         text += (" Marked: the lowest value among the policies at each sweep point, and every value whose "

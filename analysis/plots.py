@@ -815,7 +815,7 @@ def draw(results: Any, name: str | None = None, ax: canvas.Target = None, *, met
         If ``name`` is not a figure of these results, ``metric`` not a metric column, both or
         neither are given, ``size`` is out of range, or given with ``ax``.
     """
-    from emulator.errors import ScenarioError
+    from emulator.errors import ScenarioError, suggestion
 
     source = source_of(results)
     if (name is None) == (metric is None):
@@ -831,7 +831,8 @@ def draw(results: Any, name: str | None = None, ax: canvas.Target = None, *, met
         names = available(source)
         if name not in names:
             kind = "a figure these results have data for" if name in FIGURES else "a figure name"
-            raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'")
+            raise ScenarioError(f"name: expected {kind} ({', '.join(names)}), got '{name}'"
+                                f"{suggestion(str(name), names)}")
         fig = figure_function(str(name))(source, ax=target)
     if size is not None:
         canvas.check_room(fig, metric or str(name))

@@ -77,8 +77,14 @@ def source_of(results: Any) -> Source:
 
 
 def with_files(summary: pd.DataFrame, folder: str | Path) -> Source:
-    """A `Source` of ``summary`` with what the results folder ``folder`` holds beside it (each file if readable)."""
+    """A `Source` of ``summary`` with what the results folder ``folder`` holds beside it (each file if readable).
+
+    A summary read from the file as it is gets back the ``load`` column that the file leaves out
+    beside a swept ``workload.load`` (`emulator.experiment.output.with_load`).
+    """
     import pandas as pd
+
+    from emulator.experiment.output import with_load
 
     folder = Path(folder)
     occupancy = None
@@ -87,7 +93,8 @@ def with_files(summary: pd.DataFrame, folder: str | Path) -> Source:
             occupancy = pd.read_csv(folder / "occupancy.csv")
         except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
             occupancy = None
-    return Source(summary, read_scenario(folder), _rows(occupancy), read_response_cdf(folder), read_warmup(folder))
+    return Source(with_load(summary), read_scenario(folder), _rows(occupancy), read_response_cdf(folder),
+                  read_warmup(folder))
 
 
 def read_warmup(folder: Path) -> pd.DataFrame | None:

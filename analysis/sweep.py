@@ -108,6 +108,34 @@ def shown(key: str, value: Any) -> str:
     return label(value) if label is not None else value_label(value)
 
 
+def fixed_settings(summary: pd.DataFrame) -> list[str]:
+    """``key = value`` for each dotted column with one value in the summary: the settings every row shares.
+
+    The settings that differ from the defaults have a column each (docs/results.md); those that
+    vary are a table's rows and columns or a figure's axes and panels, these go in its caption
+    or title.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> fixed_settings(pd.DataFrame({"network.latency": ["exponential(0.05)"] * 2, "workload.load": [0.5, 0.9]}))
+    ['network.latency = exponential(0.05)']
+    """
+    keys = [key for key in swept_keys(summary) if not _resolved_copy(summary, key)]
+    return [f"{key} = {shown(key, summary[key].iloc[0])}" for key in keys if key not in varying(summary, keys)]
+
+
+RESOLVED = {"workload.load": "load", "system.servers": "servers", "system.dispatchers": "dispatchers",
+            "system.discipline": "discipline"}
+"""Swept keys and the resolved column that shows the same value when the sweep gives a plain one."""
+
+
+def _resolved_copy(summary: pd.DataFrame, key: str) -> bool:
+    column = RESOLVED.get(key)
+    return column is not None and column in summary.columns and \
+        list(map(value_label, summary[key])) == list(map(value_label, summary[column]))
+
+
 def describe(keys: Sequence[str], values: Sequence[Any]) -> str:
     """``key=value, key=value`` for a combination of swept keys, each key by its `short_name`.
 

@@ -2,10 +2,10 @@
 
 Each measurement is a fresh interpreter on an empty numba cache (``NUMBA_CACHE_DIR``
 a new temporary folder) running one tiny compiled replication, timed from after
-``import emulator`` (about 0.5 s, the same for either engine) to its end; "cached" runs the same again on the cache the first
-wrote. "with ten more" registers ten more policies with compiled forms first (the
-docs' Ring policy, docs/policies.md, under ten names): a policy's kernel holds its
-own hooks only, so they should cost it nothing.
+``import emulator`` (about 0.5 s, the same for either engine) to its end; "cached"
+runs the same again on the cache the first wrote. "with ten more" registers ten more
+policies with compiled forms first (the docs' Ring policy, docs/policies.md, under ten
+names): a policy's kernel holds its own hooks only, so they should cost it nothing.
 
     python benchmarks/compile_time.py            # JSQ and SQ(2), continuous and slotted
 """

@@ -6,7 +6,7 @@ function, importing nothing, so that each reads it without importing the other.
 
 Every policy runs with zero latency (the fast path) and with exponential latency
 (the event-per-message path), in variants that reach the other branches, plus
-policy options (`EXTRA`) that change code paths.
+policy options (`EXTRA`) that change code paths, and lost messages (`FAULTS`).
 """
 
 from __future__ import annotations
@@ -179,6 +179,29 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
 }
 
+# Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
+# and a query's replies waited for until ``timeout``; with latency only (zero latency runs on SimPy).
+# A timeout of twice the deterministic latency ties with a round trip's replies (event ids decide), a
+# timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
+LOSS = {"loss": 0.2, "timeout": 0.08}
+FAULTS: dict[str, dict[str, Any]] = {
+    **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
+    **{f"{policy}_loss_d3": {"policy": policy, **params, **LOSS, "dispatchers": 3}
+       for policy, params in POLICIES.items() if policy not in ("random", "round_robin")},
+    "jiq_sqd_loss": {"policy": "jiq", "d": 2, "dispatchers": 3, **LOSS},
+    "jbt_reset_loss_d3": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True, "dispatchers": 3, **LOSS},
+    "sqd_memory_d2_m4_loss_d3": {"policy": "sqd_memory", "d": 2, "m": 4, "dispatchers": 3, **LOSS},
+    "jsq_sparse_async_loss": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5, **LOSS},
+    "lsq_all_loss": {"policy": "lsq", "d": 20, **LOSS},
+    "jsq_loss_timeout_0": {"policy": "jsq", "loss": 0.05, "timeout": 0.0},
+    "sqd_loss_timeout_tie": {"policy": "sqd", "d": 3, "loss": 0.1, "timeout": 0.1},
+    "threshold_loss_most": {"policy": "threshold", "d": 3, "threshold": 2, "loss": 0.9, "timeout": 0.02},
+    # A threshold above NO_REPLY, what a missing reply reads: every probe is below it, even unanswered.
+    "threshold_2_63_loss": {"policy": "threshold", "d": 3, "threshold": 2**63, **LOSS},
+    "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
+                                "capacity": 4, "occupancy": True},
+}
+
 
 def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
     """Every case's `simulate` options (``policy`` among them), by ``policy/variant/latency`` or
@@ -197,6 +220,10 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
                 continue
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
+        if latency is not None:  # lost messages with latency; the timeout's ties with deterministic latency
+            for name, fault in FAULTS.items():
+                out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
+                                                 "latency": latency}
     if only:
         out = {key: kw for key, kw in out.items() if any(fnmatch.fnmatchcase(key, p) for p in only)}
     return out

@@ -42,6 +42,8 @@ COMPILED_CASES = (("jsq", 10, {}, "JSQ"), ("sqd", 100, {"d": 2}, "SQ(2)"), ("jiq
 LATENCY = {"kind": "exponential", "mean": 0.01}
 LATENCY_CASES = (("jsq", 100, {}, "JSQ", 1 / 50, 1 / 50), ("sqd", 100, {"d": 2}, "SQ(2)", 1 / 20, 1 / 5),
                  ("jiq", 100, {}, "JIQ", 1 / 20, 1 / 5), ("jbt", 100, {"d": 10}, "JBT-10", 1 / 20, 1 / 5))
+# The same with lost messages (docs/faults.md): every reply an event, and each ask's timeout one more.
+LOSS = {"loss": 0.05, "timeout": 0.05}
 # Slotted time on the compiled engine (N = 50, load 0.99, constant capacity, as jbt_zhou2017.yaml): (policy,
 # parameters, label), each with one decision per job and per slot.
 SLOTTED_CASES = (("jsq", {}, "JSQ"), ("sqd", {"d": 2}, "SQ(2)"),
@@ -325,20 +327,23 @@ def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: 
                   fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 0.05,
                   f"(x{slow / fast:.1f} faster; rows {'identical' if same else 'DIFFERENT'})")
         record[f"compiled_occupancy_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
-    # With latency: SimPy schedules an event per message; so does the kernel.
-    for policy, n, params, label, limit, share in LATENCY_CASES:
-        few, before = int(jobs * share), int(warmup * share)
-        m = best_of({"simpy": emulated(policy, n, few, before, params=params, latency=LATENCY),
-                     "compiled": emulated(policy, n, few, before, engine="compiled", params=params,
-                                          latency=LATENCY)}, max(1, repeat // 2))
-        (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
-        same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row if k not in ("wall_seconds", "engine"))
-        per_job = 1e9 / (few + before)
-        table.add(f"compiled vs SimPy, latency 0.01, {label} N={n}",
-                  f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
-                  fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), limit,
-                  f"(x{slow / fast:.1f} faster; {few} jobs; rows {'identical' if same else 'DIFFERENT'})")
-        record[f"compiled_latency_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
+    # With latency: SimPy schedules an event per message; so does the kernel. Then with lost messages too.
+    for faults, title, key in (({}, "latency 0.01", "latency"), (LOSS, "latency 0.01, loss 0.05", "loss")):
+        for policy, n, params, label, limit, share in LATENCY_CASES:
+            few, before = int(jobs * share), int(warmup * share)
+            options = {**params, **faults}
+            m = best_of({"simpy": emulated(policy, n, few, before, params=options, latency=LATENCY),
+                         "compiled": emulated(policy, n, few, before, engine="compiled", params=options,
+                                              latency=LATENCY)}, max(1, repeat // 2))
+            (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
+            same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row
+                       if k not in ("wall_seconds", "engine"))
+            per_job = 1e9 / (few + before)
+            table.add(f"compiled vs SimPy, {title}, {label} N={n}",
+                      f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
+                      fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), limit,
+                      f"(x{slow / fast:.1f} faster; {few} jobs; rows {'identical' if same else 'DIFFERENT'})")
+            record[f"compiled_{key}_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
     slotted_section(table, record, jobs, warmup, repeat)
     for policy, n in (("jsq", 10), ("sqd", 100)):
         m = best_of({"compiled": emulated(policy, n, jobs, warmup, engine="compiled"),

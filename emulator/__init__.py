@@ -11,7 +11,7 @@ model, random and round robin.
 
 from __future__ import annotations
 
-from .api import Results, run, simulate
+from .api import Results, load_results, run, simulate
 from .contract import check_policy
 from .errors import RunError, ScenarioError
 from .policies import REGISTRY, register_policy
@@ -20,4 +20,4 @@ from .scenario.sweep import Scenario
 from .version import __version__
 
 __all__ = ["REGISTRY", "Results", "RunError", "Scenario", "ScenarioError", "__version__", "check_policy",
-           "load_scenario", "register_policy", "run", "simulate"]
+           "load_results", "load_scenario", "register_policy", "run", "simulate"]

@@ -5,12 +5,15 @@ from __future__ import annotations
 import math
 import numbers
 import sys
+import threading
+import time
+from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import RunError
+from .errors import RunError, ScenarioError, show, suggestion
 from .experiment.runner import Task, execute, make_task, run_task
 from .scenario.sweep import Scenario
 
@@ -29,24 +32,71 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
              time: str = "continuous",
              slot: dict[str, Any] | None = None, loss: float = 0.0, timeout: float | None = None,
              failures: dict[str, Any] | None = None, **params: Any) -> dict[str, Any]:
-    """Simulate one replication of one policy and return its metrics (a ``runs.csv`` row).
+    """Simulate one replication of one policy and return its row of ``runs.csv``.
 
-    ``service``, ``arrivals`` and ``latency`` take the scenario's mappings (e.g.
-    ``{"kind": "erlang", "mean": 1, "k": 4}``) or just a kind; the policy's own
-    parameters (``d``, ``period``, ``threshold``, ``replace``, ...) are keywords.
-    ``time="slotted"`` runs in time slots, with ``slot`` its options (``system.time``, ``system.slot``).
-    ``loss``, ``timeout`` and ``failures`` are ``network.loss``, ``network.timeout`` and
-    ``system.failures`` (docs/faults.md).
-    ``speeds`` is a list of N rates or a law mapping (drawn once per replication).
-    ``seed`` is the replication seed, as in the ``seed`` column of ``runs.csv``.
-    With ``occupancy=True`` the servers' lengths are streamed (about 20% slower):
-    the row then also holds ``occupancy`` (s_i, a list indexed by i), ``total_jobs``
-    (``[first, probabilities]``) and the metrics ``mean_spread``, ``mean_scaled_total``
-    and ``ks_exponential_*`` (NaN without it); see ``docs/occupancy.md``.
-    ``warmup_jobs="auto"`` finds the warm-up by MSER-5 (docs/warmup.md); default a tenth of ``jobs``.
-    ``engine`` is ``run.engine``: ``simpy``, ``compiled`` or ``auto``. With
-    ``response_bins=True`` the row keeps the response-time sketch's non-empty bins
-    (``[[bin, count], ...]``), as the result store does.
+    Each keyword is a scenario key (docs/scenarios.md) of a one-policy, one-replication
+    scenario; the policy's own parameters (``d``, ``period``, ``threshold``, ``replace``, ...)
+    are keywords too.
+
+    Parameters
+    ----------
+    policy : str
+        A policy name of `emulator.REGISTRY` (``"jsq"``, ``"sqd"``, ...).
+    servers : int
+        ``system.servers``, N.
+    load : float or str
+        ``workload.load``: arrival rate / total service capacity, or an expression in N.
+    jobs : int
+        ``run.jobs``: measured jobs.
+    seed : int
+        The replication seed, as in the ``seed`` column of ``runs.csv``.
+    warmup_jobs : int or "auto", optional
+        ``run.warmup_jobs`` (default ``jobs // 10``); ``"auto"`` finds it by MSER-5 (docs/warmup.md).
+    service, arrivals, latency : str or dict, optional
+        ``workload.service``, ``workload.arrivals``, ``network.latency``: a mapping such as
+        ``{"kind": "erlang", "mean": 1, "k": 4}``, or just a kind.
+    dispatchers : int
+        ``system.dispatchers``.
+    discipline : {"fifo", "pool"}
+        ``system.discipline``.
+    capacity : int, optional
+        ``system.capacity``: most jobs at a server; more are blocked.
+    speeds : list of float or dict, optional
+        ``system.speeds``: N rates, or a law they are drawn from once per replication.
+    dispatcher_shares : list of float, optional
+        ``system.dispatcher_shares``.
+    allow_unstable : bool
+        Allow a load >= 1 on FIFO queues without a capacity.
+    label : str, optional
+        The policy's label in the row (default from its parameters, e.g. ``SQ(2)``).
+    occupancy : bool
+        Stream the servers' lengths (about 20% slower): the row then also holds ``occupancy``
+        (s_i, a list indexed by i), ``total_jobs`` (``[first, probabilities]``) and the metrics
+        ``mean_spread``, ``mean_scaled_total`` and ``ks_exponential_*`` (NaN without it); see
+        docs/occupancy.md.
+    response_bins : bool
+        Keep the response-time sketch's non-empty bins (``[[bin, count], ...]``), as the store does.
+    engine : {"auto", "simpy", "compiled"}
+        ``run.engine``.
+    time : {"continuous", "slotted"}
+        ``system.time``; ``slot`` its options (``system.slot``).
+    slot : dict, optional
+    loss, timeout, failures
+        ``network.loss``, ``network.timeout`` and ``system.failures`` (docs/faults.md).
+    **params
+        The policy's parameters.
+
+    Returns
+    -------
+    dict
+        The ``runs.csv`` row: identity and setting columns, then every metric (docs/results.md).
+
+    Raises
+    ------
+    emulator.ScenarioError
+        Bad input, in one line naming the key.
+    emulator.RunError
+        A replication that could not finish.
 
     Examples
     --------
@@ -108,14 +158,27 @@ def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jo
     return data
 
 
-@dataclass
+@dataclass(repr=False)
 class Results:
-    """What `run` returns: ``runs`` (one row per replication) and ``summary`` (mean and CI).
+    """The results of a scenario: what `run` returns, and what `Results.load` reads from a results folder.
 
-    ``errors`` lists the tasks that raised, as ``(task description, error)``.
-    ``occupancy``, ``total_jobs`` and ``response_cdf`` are the long-format frames of
-    `emulator.experiment.profiles` (occupancy.csv, total_jobs.csv, response_cdf.csv);
-    ``warmup`` that of `emulator.experiment.warmup.frame` (warmup.csv).
+    Attributes
+    ----------
+    runs : pandas.DataFrame
+        One row per (sweep point, policy, replication): ``runs.csv``, columns in docs/results.md
+        (identity and setting columns, then the metrics).
+    summary : pandas.DataFrame
+        One row per (sweep point, policy): ``summary.csv``, each metric's mean over the
+        replications and ``<metric>_ci95``, the half-width of its 95% confidence interval.
+    scenario : Scenario
+        The scenario as it ran (every default filled in, ``--set`` applied).
+    errors : list of (str, str)
+        The tasks that raised, as (task, one-line error); empty when every task finished.
+    occupancy, total_jobs, response_cdf : pandas.DataFrame or None
+        ``occupancy.csv``, ``total_jobs.csv`` and ``response_cdf.csv``
+        (`emulator.experiment.profiles`), where the run has them.
+    warmup : pandas.DataFrame or None
+        ``warmup.csv`` (`emulator.experiment.warmup.frame`), with ``run.warmup_jobs: auto``.
     """
 
     runs: Any
@@ -127,28 +190,168 @@ class Results:
     response_cdf: Any = None
     warmup: Any = None
 
-    def table(self, **options: Any) -> str:
-        """The comparison table (see `analysis.tables.comparison_table`)."""
+    def __repr__(self) -> str:
+        """One line: the scenario, its size, the policies, and the failed tasks if any."""
+        rows = 0 if self.summary is None else len(self.summary)
+        policies = [] if rows == 0 else list(dict.fromkeys(self.summary["policy"].astype(str)))
+        points = 0 if rows == 0 else self.summary["point"].nunique()
+        failed = f", {len(self.errors)} failed task(s)" if self.errors else ""
+        return (f"<Results {self.scenario.name if self.scenario is not None else '?'}: {points} point(s) x "
+                f"{len(policies)} policies ({', '.join(policies)}), {0 if self.runs is None else len(self.runs)} "
+                f"run(s){failed}>")
+
+    @classmethod
+    def load(cls, folder: str | Path) -> Results:
+        """The results of a results folder written by ``lbemu run`` or ``run(..., out=folder)``.
+
+        Parameters
+        ----------
+        folder : str or Path
+            A results folder: ``summary.csv`` is required; ``runs.csv``, ``scenario.yaml``,
+            ``occupancy.csv``, ``total_jobs.csv``, ``response_cdf.csv`` and ``warmup.csv`` are read where present.
+
+        Returns
+        -------
+        Results
+            ``errors`` is empty: a folder does not keep them (the store does, and a rerun retries them).
+
+        Raises
+        ------
+        emulator.ScenarioError
+            If ``folder`` is not a results folder, or one of its files does not read (one line naming it).
+        """
+        import pandas as pd
+
+        from .experiment.output import read_summary, with_load
+        from .scenario.reading import load_scenario
+
+        folder = Path(folder)
+        summary = read_summary(folder)
+        frames: dict[str, Any] = {}
+        for name in ("runs", "occupancy", "total_jobs", "response_cdf", "warmup"):
+            path = folder / f"{name}.csv"
+            try:
+                frames[name] = pd.read_csv(path) if path.is_file() else None
+            except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
+                raise ScenarioError(f"{name}.csv: expected a readable CSV file in '{folder}' ({exc})") from None
+        scenario = load_scenario(folder / "scenario.yaml") if (folder / "scenario.yaml").is_file() else None
+        runs = None if frames["runs"] is None else with_load(frames["runs"])
+        return cls(runs, summary, scenario, [], frames["occupancy"], frames["total_jobs"],  # type: ignore[arg-type]
+                   frames["response_cdf"], frames["warmup"])
+
+    def table(self, metric: str | Sequence[str] | None = None, *, rows: Sequence[str] | None = None,
+              cols: Sequence[str] | None = None, diff: bool = False, theory: bool = True, format: str = "text",
+              width: int | None = None, layout: str = "auto", siunitx: bool = False, **unknown: Any) -> str:
+        """The comparison table, as ``lbemu table`` prints it (`analysis.tables.comparison_table`).
+
+        Parameters
+        ----------
+        metric : str or list of str, optional
+            Metric column(s), as ``--metric`` (default: mean response and messages per job for
+            FIFO servers; blocking, occupancy and messages with pools or a capacity).
+        rows, cols : list of str, optional
+            ``policy`` or swept keys down the rows and across (``--rows``, ``--cols``).
+        diff : bool
+            Paired differences against the scenario's ``compare_to`` instead of the values.
+        theory : bool
+            Theory rows where a reference applies (``--no-theory`` is False).
+        format : {"text", "markdown", "latex", "csv", "html"}
+        width : int, optional
+            Text: the widest line (default the terminal's; 0: no limit).
+        layout : {"auto", "split", "single", "resize"}
+            LaTeX: one table if it fits, or one per metric (see ``lbemu table --help``).
+        siunitx : bool
+            LaTeX: siunitx ``S`` columns.
+
+        Returns
+        -------
+        str
+            The table and its caption: the scenario's name, the settings every row shares,
+            replications, what the cells and marks mean.
+
+        Raises
+        ------
+        emulator.ScenarioError
+            An unknown option, metric or key, in one line naming the valid ones.
+        """
         from analysis.tables import comparison_table
 
-        return comparison_table(self.summary, **{"scenario": self.scenario, **options})
+        _known(unknown, self.table, "table")
+        return comparison_table(self.summary, metrics=_metrics(metric), format=format, rows=rows, cols=cols,
+                                diff=diff, scenario=self.scenario, theory=theory, width=width, layout=layout,
+                                siunitx=siunitx)
 
-    def frame(self, marks: bool = False, **options: Any) -> Any:
+    def frontier(self, x: str = "messages_per_job", y: str = "mean_response", *, within: float | str | None = None,
+                 reference: str | None = None, everyone: bool = False, format: str = "text",
+                 **unknown: Any) -> str:
+        """Per sweep point, the policies on the Pareto front of ``y`` against ``x``, as ``lbemu frontier`` prints it.
+
+        Parameters
+        ----------
+        x, y : str
+            Metric columns, both lower is better (default messages per job and mean response).
+        within : float or str, optional
+            A margin on ``y`` (``0.1`` or ``"10%"``): the fewest ``x`` among the policies within it of the
+            best ``y`` (or of ``reference``'s) is marked (``--within``).
+        reference : str, optional
+            A policy's registry name (``"jsq"``) whose ``y`` the margin is of (``--reference``).
+        everyone : bool
+            Every policy, not only those on the front (``--all``).
+        format : {"text", "markdown", "latex", "csv", "html"}
+
+        Returns
+        -------
+        str
+            The table and its caption. `analysis.frontier.frontier` gives the same verdicts as a frame.
+        """
+        from analysis.frontier import frontier_table, margin
+        from analysis.render import render
+
+        _known(unknown, self.frontier, "frontier")
+        table = frontier_table(self.summary, x, y, None if within is None else margin(within), reference, everyone)
+        return render(table, format)
+
+    def frame(self, metric: str | Sequence[str] | None = None, *, marks: bool = False,
+              rows: Sequence[str] | None = None, cols: Sequence[str] | None = None, diff: bool = False,
+              theory: bool = True, **unknown: Any) -> Any:
         """The comparison table as a pandas frame of text cells, with the table's digits.
 
-        Rows are indexed by the row keys, columns by (metric, column header); with
-        ``marks`` a best value ends in ``" *"`` as in `table`. ``options`` as for `table`
-        (``rows``, ``cols``, ``metrics``, ``diff``, ``theory``).
+        Parameters
+        ----------
+        metric, rows, cols, diff, theory
+            As for `table`.
+        marks : bool
+            End a best value in ``" *"``, as `table` marks it.
+
+        Returns
+        -------
+        pandas.DataFrame
+            Rows indexed by the row keys, columns by (metric, column header).
         """
         from analysis.tables import frame, pivot
 
-        return frame(pivot(self.summary, **{"scenario": self.scenario, **options}), marks)
+        _known(unknown, self.frame, "frame")
+        return frame(pivot(self.summary, _metrics(metric), rows=rows, cols=cols, diff=diff, scenario=self.scenario,
+                           theory=theory), marks)
 
-    def styler(self, **options: Any) -> Any:
-        """The comparison table as a pandas ``Styler``: best values bold, theory rows italic, caption above."""
+    def styler(self, metric: str | Sequence[str] | None = None, *, rows: Sequence[str] | None = None,
+               cols: Sequence[str] | None = None, diff: bool = False, theory: bool = True, **unknown: Any) -> Any:
+        """The comparison table as a pandas ``Styler``: best values bold, theory rows italic, caption above.
+
+        Parameters
+        ----------
+        metric, rows, cols, diff, theory
+            As for `table`.
+
+        Returns
+        -------
+        pandas.io.formats.style.Styler
+        """
         from analysis.tables import pivot, styler
 
-        return styler(pivot(self.summary, **{"scenario": self.scenario, **options}))
+        _known(unknown, self.styler, "styler")
+        return styler(pivot(self.summary, _metrics(metric), rows=rows, cols=cols, diff=diff, scenario=self.scenario,
+                            theory=theory))
 
     def _repr_html_(self) -> str:
         """A line on the scenario and the marked table: what a notebook shows for ``results``."""
@@ -215,6 +418,30 @@ class Results:
         return available(self)
 
 
+def _metrics(metric: str | Sequence[str] | None) -> list[str] | None:
+    """``metric`` as the list of metrics `analysis.tables.pivot` takes: one name or several, as ``--metric``."""
+    if metric is None:
+        return None
+    return [metric] if isinstance(metric, str) else list(metric)
+
+
+def _known(unknown: dict[str, Any], method: Any, name: str) -> None:
+    """`ScenarioError` naming the first keyword of ``unknown``, with the keywords ``method`` takes."""
+    if not unknown:
+        return
+    import inspect
+
+    given = next(iter(unknown))
+    choices = [p for p in inspect.signature(method).parameters if p not in ("self", "unknown")]
+    raise ScenarioError(f"{name}: expected a keyword among {', '.join(choices)}, got '{given}'"
+                        f"{suggestion(given, choices)}")
+
+
+def load_results(folder: str | Path) -> Results:
+    """`Results.load`: the results of a results folder written by ``lbemu run``."""
+    return Results.load(folder)
+
+
 def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None = None, executor: Any = None,
         out: str | Path | None = None, progress: bool = False, force: bool = False) -> Results:
     """Run every (sweep point, policy, replication) of a scenario.
@@ -236,6 +463,18 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     force : bool
         Discard stored results of a different scenario in ``out`` instead of refusing.
 
+    Returns
+    -------
+    Results
+        The runs, the summary and the scenario as it ran; ``Results.load(out)`` reads the same later.
+
+    Raises
+    ------
+    emulator.ScenarioError
+        Bad input, before anything runs: one line per mistake.
+    emulator.RunError
+        A run that could not finish (e.g. a killed worker); the finished tasks stay in ``out``.
+
     Examples
     --------
     >>> s = Scenario.from_dict({"replications": 2, "run": {"jobs": 1000, "warmup_jobs": 100},
@@ -246,7 +485,6 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
     """
     import pandas as pd
 
-    from .errors import ScenarioError, show
     from .experiment.profiles import occupancy_frame, response_cdf_frame, total_jobs_frame, without_arrays
     from .experiment.results import summarize
     from .experiment.warmup import frame as warmup_frame
@@ -293,7 +531,7 @@ def run(scenario: Scenario | dict[str, Any] | str | Path, *, workers: int | None
                     if (point.index, policy.label, rep) not in rows]
             if executor is None and not kernel_ready:  # Dask workers load their own
                 kernel_ready = _load_kernel(todo, announce=progress)
-            bars.start(len(todo))
+            bars.start(len(todo), stored=sum(wanted.values()) - len(todo) if bars.tasks is None else 0)
             # closing: an interrupt here stops the workers now, not when the generator is collected.
             with closing(execute(todo, workers=workers, executor=executor, progress=bars.jobs(todo))) as outcomes:
                 for task, row, error in outcomes:
@@ -339,8 +577,6 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
     With ``announce``, one line on stderr says so when the kernel has to be compiled
     (not when it loads from the cache), before the progress bars start.
     """
-    import sys
-
     from .experiment.runner import choose_engine
 
     cases = {(task.point.index, task.policy.label): task for task in todo}.values()
@@ -349,11 +585,48 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
         return False
     from . import compiled
 
-    def say() -> None:
-        print(f"lbemu: compiling the simulation kernel of each policy on its first use (about "
-              f"{compiled.COMPILE_SECONDS} s each; run.engine: simpy runs without)", file=sys.stderr, flush=True)
+    clock = _Clock("lbemu: compiling the simulation kernel of each policy on its first use (about "
+                   f"{compiled.COMPILE_SECONDS} s each; --set run.engine=simpy runs without it)")
+    try:
+        return compiled.prepare(kernels, announce=clock.start if announce else None)
+    finally:
+        clock.stop()
 
-    return compiled.prepare(kernels, announce=say if announce else None)
+
+class _Clock:
+    """A line on stderr while something slow runs, with the seconds elapsed, and how long it took at the end.
+
+    On a terminal the line is rewritten every second; elsewhere (a log) it is written once,
+    and the time taken on a line of its own.
+    """
+
+    def __init__(self, line: str) -> None:
+        self.line = line
+        self.started: float | None = None
+        self.done = threading.Event()
+        self.thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self.started = time.monotonic()
+        if sys.stderr.isatty():
+            self.thread = threading.Thread(target=self._tick, daemon=True)
+            self.thread.start()
+        else:
+            print(self.line, file=sys.stderr, flush=True)
+
+    def _tick(self) -> None:
+        assert self.started is not None
+        while not self.done.wait(1.0):
+            print(f"\r{self.line}: {time.monotonic() - self.started:.0f} s", end="", file=sys.stderr, flush=True)
+
+    def stop(self) -> None:
+        if self.started is None:
+            return
+        self.done.set()
+        if self.thread is not None:
+            self.thread.join()
+            print(file=sys.stderr)
+        print(f"lbemu: compiled in {time.monotonic() - self.started:.0f} s", file=sys.stderr, flush=True)
 
 
 def _identity(scenario: Scenario) -> dict[str, Any]:
@@ -443,13 +716,20 @@ class _Bars:
         self.tasks: Any = None
         self.inner: Any = None
 
-    def start(self, total: int) -> None:
-        if not self.enabled or total == 0:
+    def start(self, total: int, stored: int = 0) -> None:
+        """Show ``total`` tasks to run; ``stored``, those of a resumed run found in the store, count as done."""
+        if not self.enabled:
+            return
+        if total == 0:
+            if self.tasks is None and stored:
+                print(f"lbemu: {self.name}: all {stored} task(s) were stored by an earlier run: nothing to run",
+                      file=sys.stderr, flush=True)
             return
         from tqdm.auto import tqdm  # a widget in notebooks, text in a terminal
 
         if self.tasks is None:
-            self.tasks = tqdm(total=total, desc=self.name, unit="task")
+            desc = f"{self.name} ({stored} stored)" if stored else self.name
+            self.tasks = tqdm(total=total + stored, initial=stored, desc=desc, unit="task")
         else:  # a precision round: more tasks
             self.tasks.total += total
             self.tasks.refresh()

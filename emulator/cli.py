@@ -73,6 +73,21 @@ def _parser() -> argparse.ArgumentParser:
     table.add_argument("--siunitx", action="store_true",
                        help="latex: siunitx S columns (\\usepackage{siunitx}) instead of plain aligned columns")
 
+    frontier = commands.add_parser("frontier", help="per sweep point, the policies on the delay/messages "
+                                                    "Pareto front")
+    frontier.add_argument("dir")
+    frontier.add_argument("--x", default="messages_per_job", metavar="METRIC",
+                          help="metric across, lower is better (default messages_per_job)")
+    frontier.add_argument("--y", default="mean_response", metavar="METRIC",
+                          help="metric against it, lower is better (default mean_response)")
+    frontier.add_argument("--within", metavar="MARGIN",
+                          help="mark the fewest --x among the policies within this margin of the best --y "
+                               "(10%% or 0.1)")
+    frontier.add_argument("--reference", metavar="POLICY",
+                          help="with --within: the margin is of this policy's --y (a registry name, e.g. jsq)")
+    frontier.add_argument("--all", action="store_true", help="every policy, not only those on the front")
+    frontier.add_argument("--format", choices=("text", "markdown", "latex", "csv", "html"), default="text")
+
     report = commands.add_parser("report", help="one self-contained HTML page: scenario, tables, figures")
     report.add_argument("dir")
     report.add_argument("--out", help="HTML file to write (default DIR/report.html)")
@@ -146,7 +161,8 @@ def _run(args: argparse.Namespace) -> int:
         print(results.table())
         extra = "".join(f", {name}.csv" for name in ("occupancy", "total_jobs", "response_cdf")
                         if not getattr(results, name).empty)
-        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml{extra}")
+        print(f"\nwrote {out}/runs.csv, summary.csv, scenario.yaml{extra}, store.sqlite (every finished task: "
+              "the same command resumes an interrupted run)")
     if results.errors:
         print(f"lbemu: {len(results.errors)} task(s) failed (the others finished and are stored; "
               "a rerun retries only these):", file=sys.stderr)
@@ -228,6 +244,18 @@ def _table(args: argparse.Namespace) -> int:
     return 0
 
 
+def _frontier(args: argparse.Namespace) -> int:
+    from analysis.frontier import frontier_table, margin
+    from analysis.render import render
+
+    from .experiment.output import read_summary
+
+    summary = read_summary(args.dir)
+    within = None if args.within is None else margin(args.within)
+    print(render(frontier_table(summary, args.x, args.y, within, args.reference, args.all), args.format))
+    return 0
+
+
 def _report(args: argparse.Namespace) -> int:
     from analysis.report import write_report
 
@@ -279,7 +307,7 @@ def _size(text: str | None) -> tuple[float, ...] | None:
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 COMMANDS = {"run": _run, "validate": _validate, "policies": _policies, "schema": _schema,
-            "table": _table, "plot": _plot, "report": _report}
+            "table": _table, "frontier": _frontier, "plot": _plot, "report": _report}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -291,7 +319,8 @@ def main(argv: list[str] | None = None) -> int:
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args)
     except ScenarioError as exc:
-        print(f"lbemu: error: {exc}", file=sys.stderr)
+        for line in str(exc).splitlines():  # one line per mistake
+            print(f"lbemu: error: {line}", file=sys.stderr)
         return 2
     except RunError as exc:
         print(f"lbemu: error: {exc}", file=sys.stderr)

@@ -13,6 +13,9 @@ MAX_LENGTH = 400
 """Longest message of a `ScenarioError`, in characters: a value given can be huge (a YAML
 anchor bomb expands to hundreds of megabytes), the line that reports it must not be."""
 
+MAX_LINES = 20
+"""Most errors one `ScenarioError` tells, one line each: a file with more mistakes names the first ones."""
+
 _SHORT = reprlib.Repr()
 _SHORT.maxlevel, _SHORT.maxlist, _SHORT.maxtuple, _SHORT.maxdict = 2, 6, 6, 6
 _SHORT.maxstring, _SHORT.maxother = 80, 80
@@ -23,14 +26,39 @@ class ScenarioError(ValueError):
 
     The message is one line that names the dotted key, what was expected and
     what was given, e.g. ``workload.load: expected a number > 0, got -1``. It is
-    kept to one line of at most `MAX_LENGTH` characters, however it was built.
+    kept to one line of at most `MAX_LENGTH` characters, however it was built; an
+    input with several mistakes (a scenario file's keys) gets one such line for
+    each (``ScenarioError(first, second, ...)``), separated by newlines (at most `MAX_LINES`).
     """
 
-    def __init__(self, message: Any = "") -> None:
-        text = " ".join(str(message).splitlines())
-        if len(text) > MAX_LENGTH:
-            text = f"{text[:MAX_LENGTH - 40]}... ({len(text) - MAX_LENGTH + 40} more characters)"
-        super().__init__(text)
+    def __init__(self, message: Any = "", *more: Any) -> None:
+        # Each argument is one mistake (a scenario file may hold several): each is kept to one
+        # line of MAX_LENGTH, whatever text it quotes, and at most MAX_LINES are told.
+        lines = [_one_line(str(line)) for line in (message, *more)]
+        if len(lines) > MAX_LINES:
+            lines = [*lines[:MAX_LINES - 1], f"... and {len(lines) - MAX_LINES + 1} more errors in the same input"]
+        super().__init__("\n".join(lines))
+
+
+def _one_line(text: str) -> str:
+    text = " ".join(text.splitlines())
+    if len(text) > MAX_LENGTH:
+        text = f"{text[:MAX_LENGTH - 40]}... ({len(text) - MAX_LENGTH + 40} more characters)"
+    return text
+
+
+def suggestion(given: str, choices: Any) -> str:
+    """`` (did you mean 'x'?)`` for the choice closest to a misspelt ``given``, else nothing.
+
+    Examples
+    --------
+    >>> suggestion("servres", ["servers", "speeds"]), suggestion("zzz", ["servers"])
+    (" (did you mean 'servers'?)", '')
+    """
+    import difflib
+
+    close = difflib.get_close_matches(str(given), [str(choice) for choice in choices], n=1)
+    return f" (did you mean '{close[0]}'?)" if close else ""
 
 
 def show(value: Any) -> str:

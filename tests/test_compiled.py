@@ -97,6 +97,21 @@ def test_every_equivalence_case_is_identical() -> None:
             raise AssertionError(f"{key}: {exc}") from None
 
 
+LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
+                 "threshold_loss/det", "jiq_sqd_loss/exp", "jbt_reset_loss_d3/det", "lsq_loss_d3/exp",
+                 "sqd_memory_d2_m4_loss_d3/exp", "jsq_push_loss_d3/exp", "jsq_sparse_loss/det",
+                 "threshold_2_63_loss/exp"]
+
+
+@pytest.mark.parametrize("key", LOST_MESSAGES)
+def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
+    """With ``network.loss`` and latency the compiled engine runs the case, and its row is SimPy's, lost counts too."""
+    options = dict(CASES[key])
+    options["jobs"] = 1500
+    old, _ = same_row(options)
+    assert sum(value for column, value in old.items() if column.startswith("lost_per_job_")) > 0
+
+
 MEMORY_WITH_LATENCY = [key for key, kw in CASES.items() if kw["policy"] == "sqd_memory" and kw["latency"]
                        and kw.get("m", 1) > kw.get("d", 2)]
 
@@ -205,9 +220,13 @@ def test_a_trace_replays_identically(tmp_path: Path) -> None:
 
 
 def test_what_is_not_compiled_runs_on_simpy() -> None:
-    faults = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled", loss=0.1, timeout=1.0,
-                               latency={"kind": "deterministic", "mean": 0.1})
-    assert faults["engine"] == "simpy"
+    instant = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled", loss=0.1, timeout=1.0)
+    assert instant["engine"] == "simpy"  # lost messages at zero latency
+    failing = emulator.simulate("jsq", servers=4, jobs=200, engine="compiled", timeout=1.0,
+                                latency={"kind": "deterministic", "mean": 0.1},
+                                failures={"up": {"kind": "exponential", "mean": 50.0},
+                                          "down": {"kind": "exponential", "mean": 1.0}})
+    assert failing["engine"] == "simpy"
     # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
     assert several["engine"] == "compiled"
@@ -307,6 +326,16 @@ def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
     assert choose_engine(latency, latency.policies[0]) == "compiled"
     row = run_task(Task(short, short.policies[0], 0, 3))
     assert row["engine"] == "simpy"
+
+
+def test_auto_runs_lost_messages_with_latency_compiled_and_weighs_what_they_cost_simpy() -> None:
+    data = scenario_dict({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
+    data["network"].update(loss=0.05, timeout=0.3)
+    lossy = emulator.Scenario.from_dict(data).points()[0]
+    assert compiled.supports(lossy, lossy.policies[0]) is None
+    assert choose_engine(lossy, lossy.policies[0]) == "compiled"
+    plain = make_point({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
+    assert compiled.simpy_seconds(lossy, lossy.policies[0]) > compiled.simpy_seconds(plain, plain.policies[0])
 
 
 def test_auto_weighs_what_a_job_costs_and_a_shorter_run_never_moves_to_simpy_where_it_is_slower() -> None:

@@ -40,11 +40,12 @@ def with_key(dotted: str, value: Any, data: dict[str, Any] | None = None) -> dic
     return data
 
 
-def refused(data: Any) -> str:
+def refused(data: Any, mistakes: int = 1) -> str:
+    """The error for ``data``: one line per mistake."""
     with pytest.raises(ScenarioError) as info:
         Scenario.from_dict(data)
     message = str(info.value)
-    assert "\n" not in message and message.strip() == message
+    assert len(message.split("\n")) == mistakes and all(line.strip() == line for line in message.split("\n"))
     assert "Traceback" not in message
     return message
 
@@ -200,8 +201,42 @@ def test_unknown_policy_lists_the_registry() -> None:
 def test_one_problem_is_one_error() -> None:
     # d: 0 fails both members of "integer or expression"; that is one problem, not two.
     assert refused(with_key("policies.0.d", 0)) == "policies.0.d: expected a number >= 1, got 0"
-    message = refused(with_key("policies.0", {"name": "jbt", "period": 0, "d": 0}))
-    assert message.endswith("(and 1 more)")
+    message = refused(with_key("policies.0", {"name": "jbt", "period": 0, "d": 0}), mistakes=2)
+    assert message.split("\n") == ["policies.0.d: expected a number >= 1, got 0",
+                                    "policies.0.period: expected a number > 0.0, got 0"]
+
+
+def test_every_mistake_is_named_with_the_key_it_nearly_is() -> None:
+    data = with_key("system.servres", 3, with_key("workload.lod", 0.5))
+    first, second = refused(data, mistakes=2).split("\n")
+    assert first.startswith("system.servres: unknown key (did you mean 'servers'?)"), first
+    assert second.startswith("workload.lod: unknown key (did you mean 'load'?)"), second
+
+
+def test_a_misspelt_policy_gets_the_name_it_nearly_is() -> None:
+    assert refused(with_key("policies.0", {"name": "jqs"})).endswith("got 'jqs' (did you mean 'jsq'?)")
+
+
+def test_a_file_with_many_mistakes_names_the_first_ones() -> None:
+    from emulator.errors import MAX_LINES
+
+    data = {"policies": [{"name": "jsq"}], "system": {f"key{i}": i for i in range(MAX_LINES + 5)}}
+    lines = refused(data, mistakes=MAX_LINES).split("\n")
+    assert lines[0].startswith("system.key0: unknown key")
+    assert lines[-1] == "... and 6 more errors in the same input"
+
+
+def test_several_mistakes_from_the_shell_are_one_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from emulator.cli import main
+
+    path = tmp_path / "two.yaml"
+    path.write_text("policies: [{name: jsq}]\nsystem: {servres: 3}\nworkload: {lod: 0.5}\n")
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "lbemu: error: system.servres: unknown key (did you mean 'servers'?) (expected one of servers, discipline, "
+        "capacity, speeds, dispatchers, dispatcher_shares, time, slot, failures), got 3",
+        "lbemu: error: workload.lod: unknown key (did you mean 'load'?) (expected one of load, arrivals, service), "
+        "got 0.5"]
 
 
 def test_load_at_or_above_one_needs_allow_unstable_or_room() -> None:

@@ -3,7 +3,8 @@
 Exact: ``loss: 0`` is the scenario without the key (and draws nothing), random
 routing's jobs do not see the loss, the n-th message sent is lost exactly when
 the n-th uniform of the ``loss`` stream is below p, a query whose replies are
-lost decides at the timeout, the compiled engine hands faults to SimPy.
+lost decides at the timeout, the compiled engine hands lost messages at zero
+latency and failing servers to SimPy (with latency it runs lost messages: tests/test_compiled.py).
 Statistical (fixed seeds, Student-t intervals of independent replications, as in
 test_theory.py): JIQ with lossy tokens against its mean-field limit, random
 routing with breakdowns against the M/G/1 with independent breakdowns.
@@ -201,7 +202,7 @@ def test_faults_with_latency_and_several_dispatchers_run_and_account(on_down: st
             assert total == pytest.approx(row[f"messages_per_job_{kind}"], abs=1e-12)
 
 
-def test_compiled_engine_hands_faults_to_simpy() -> None:
+def test_compiled_engine_hands_faults_at_zero_latency_to_simpy() -> None:
     for network, failures in (({"loss": 0.01, "timeout": 1.0}, None), ({"timeout": 1.0}, FAILURES)):
         point = scenario(network, failures).points()[0]
         for policy in point.policies:
@@ -296,6 +297,7 @@ def test_degradation_table_and_figure(tmp_path: Any) -> None:
     import doctest
 
     import analysis.faults as faults
+    from analysis.render import render
 
     assert doctest.testmod(faults).failed == 0
     data = {"name": "tiny_faults", "seed": 1, "replications": 2, "run": {"jobs": 600, "warmup_jobs": 60},
@@ -304,10 +306,13 @@ def test_degradation_table_and_figure(tmp_path: Any) -> None:
             "sweep": {"network.loss": [0, 0.2], "system.failures": [None, {**FAILURES, "on_down": "lose"}]}}
     results = emulator.run(data, workers=1, out=tmp_path / "out")
     table = faults.degradation_table(results.summary)
-    assert len(table) == 8 and set(table["failures"]) == {"no failures", "failures (up 50, down 5), lose"}
-    jsq = table[(table["policy"] == "JSQ") & (table["failures"] == "no failures")]
-    assert list(jsq["loss"]) == ["0", "0.2"] and jsq["lost / job"].iloc[0] == "0"
-    text = faults.markdown(table)
-    assert text.count("| JSQ |") == 4 and "**no failures**" in text
+    assert table.row_keys == ["system.failures", "policy", "network.loss"] and len(table.rows) == 8
+    text = render(table, "markdown")
+    header, _, *rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in text.splitlines()
+                        if line.startswith("|")]
+    assert [row[0] for row in rows if row[0]] == ["no failures", "failures (up 50, down 5), lose"]
+    assert [row[1] for row in rows].count("JSQ") == 4
+    first = dict(zip(header, rows[0], strict=True))
+    assert (first["policy"], first["loss"], first["lost/job"]) == ("JSQ", "0", "0")  # nothing lost without loss
     faults.main([str(tmp_path / "out"), "--figure", str(tmp_path / "f.png")])
     assert (tmp_path / "f.png").stat().st_size > 10_000 and (tmp_path / "f.svg").exists()

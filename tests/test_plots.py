@@ -16,6 +16,7 @@ from PIL import Image
 import emulator
 from analysis import canvas, plots
 from analysis.source import Source
+from emulator.experiment.output import with_load
 
 FIGURES = ["response.png", "messages.png", "tradeoff.png", "messages_by_kind.png"]
 
@@ -37,7 +38,8 @@ def results_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def summary(results_dir: Path) -> pd.DataFrame:
-    return pd.read_csv(results_dir / "summary.csv")
+    """summary.csv as figures read it: with the resolved ``load`` beside the swept ``workload.load``."""
+    return with_load(pd.read_csv(results_dir / "summary.csv"))
 
 
 def check_png(path: Path, min_width: int = 400, min_height: int = 250) -> None:

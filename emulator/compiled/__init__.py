@@ -17,7 +17,6 @@ from .engine import (
     AUTO_SECONDS,
     COMPILE_SECONDS,
     COMPILED,
-    SLOTTED_COMPILE_SECONDS,
     available,
     has_compiled_form,
     prepare,
@@ -27,5 +26,5 @@ from .engine import (
     supports,
 )
 
-__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "SLOTTED_COMPILE_SECONDS", "available",
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available",
            "has_compiled_form", "prepare", "record", "run", "simpy_seconds", "supports"]

@@ -28,6 +28,7 @@ import sys
 import uuid
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from . import cache
 from .policies import HOOKS
@@ -84,7 +85,7 @@ def cache_folder() -> Path:
     assert spec is not None and spec.loader is not None
     found = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(found)  # defines `here`; nothing is compiled
-    numba_cache = getattr(found.here, "_cache", None)  # none when NUMBA_DISABLE_JIT runs it as Python
+    numba_cache: Any = getattr(found.here, "_cache", None)  # none when NUMBA_DISABLE_JIT runs it as Python
     return Path(numba_cache._cache_path) if hasattr(numba_cache, "_cache_path") else where / "__pycache__"
 
 

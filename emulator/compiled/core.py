@@ -63,7 +63,8 @@ def view(tools: Any, fv: np.ndarray, heap: np.ndarray) -> Any:
         unmanaged(tools.lcap), unmanaged(tools.count), unmanaged(tools.chain), unmanaged(tools.node_d),
         unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
         unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
-        unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap)
+        unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap,
+        unmanaged(tools.loss), unmanaged(tools.expiry))
 
 
 # -- the event heap -----------------------------------------------------------------------

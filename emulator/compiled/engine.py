@@ -64,7 +64,8 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     The cost model of ``run.engine: auto``: (warm-up + jobs) x microseconds per job, with
 
         4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
-        + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event
+        + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event,
+          and with network.loss 4 per query and reply (each a closure and a check more, and a timeout)
 
     Servers sampled per job are the policy's `Policy.samples_per_job`: d for SQ(d) and
     the threshold policy (at most d probes), d for JIQ-SQ(d) (per idle token, at most
@@ -97,7 +98,11 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     ====================  =====  ========  ========================  ======  ========
 
     With exponential latency of mean 0.01 at N = 100: JSQ 464-515 / 9.5-11, SQ(2)
-    15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35.
+    15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35. With loss 0.05 too (timeout
+    0.05), measured in one run with latency alone on a loaded machine (latency alone there:
+    JSQ 503 / 29.5, SQ(2) 15.1 / 1.19, JIQ 9.1 / 0.47, JBT-10 9.3 / 0.48): JSQ 1,165 / 33.8,
+    SQ(2) 18.9 / 1.31, JIQ 8.2 / 0.39, JBT-10 6.4 / 0.21 (its lost reports take servers out
+    of the lists, so it sends fewer messages).
 
     The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
     more than it says); it only has to tell a run of a fraction of a second from one of
@@ -119,8 +124,9 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     else:
         us = 4.0 + 0.5 * samples
     us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
-    if point.scenario.network.latency.mean != 0:
-        us += 2.4 * (2.0 + 2.0 * samples)
+    network = point.scenario.network
+    if network.latency.mean != 0:
+        us += 2.4 * 2.0 + (4.0 if network.loss > 0 else 2.4) * 2.0 * samples
     return run.total_jobs * us * 1e-6
 
 
@@ -151,8 +157,10 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
     scenario = point.scenario
     system = scenario.system
-    if scenario.network.loss > 0:
-        return "messages are lost (network.loss > 0)"
+    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
+        # SimPy delivers each message within its sender's step, and decides an ask there once its
+        # replies are in: the kernel replays that for messages on their way only (`faults`).
+        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
     if system.failures is not None:
         return "servers fail (system.failures)"
     if not has_compiled_form(policy.name):
@@ -229,16 +237,10 @@ def available() -> bool:
     return True
 
 
-COMPILE_SECONDS = 100
-"""About how long compiling the kernel takes on an empty cache.
+COMPILE_SECONDS = 20
+"""About how long compiling one policy's kernel takes on an empty cache (`build`; the event kernel or the slot clock).
 
-Measured on 2 shared cores: 89-105 s over four runs, with eleven compiled policies and message latency.
-"""
-
-SLOTTED_COMPILE_SECONDS = 80
-"""About how long compiling the slot clock (`slotted`, the kernel of slotted time) takes, on its first use.
-
-Measured on 2 shared cores: 82 s, after the event kernel (whose shared parts it loads).
+Measured on 2 shared cores: 10-25 s by policy and loop (docs/compiled-engine.md).
 """
 
 
@@ -370,14 +372,16 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     P[S.P_LATENT] = latent
     # The most one step may send: an ask of every server (JSQ) or a broadcast to all N servers
     # and D - 1 dispatchers (JBT-d), or the policy's own (JSQ-sparse's N D updates), and a job.
-    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8
+    # With loss, each ask's timeout too (`faults`).
+    faulty = scenario.network.loss > 0
+    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8 + (description.asks_per_step + 1) * faulty
     P[S.P_ASK_ROOM] = description.asks_per_step + 1
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
     fv = np.zeros(S.F_NFV)
     iv[S.I_UPOS] = BATCH  # no uniform drawn yet
-    counts = np.zeros(len(KINDS), dtype=np.int64)
-    window = np.zeros((2, len(KINDS)), dtype=np.int64)
+    counts = np.zeros(2 * len(KINDS), dtype=np.int64)  # sent, then lost, by kind (the recorder's window)
+    window = np.zeros((2, 2 * len(KINDS)), dtype=np.int64)
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
@@ -402,6 +406,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         heap = np.zeros(3 * heap_cap)
         iv[S.I_HEAP_CAP] = heap_cap
         toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+    losses = None
+    if faulty:  # `Uniforms(generator(seed, "loss"))`'s draws, one per control message sent
+        losses = _uniform_blocks(generator(seed, "loss"))
+        fv[S.F_LOSS], fv[S.F_TIMEOUT] = scenario.network.loss, scenario.network.timeout
+        iv[S.I_NLOSS] = 0
+        toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
 
     occupancy = _OccupancyArrays(n, iv)
 
@@ -441,6 +451,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         elif status == S.NEED_NETWORK:
             assert latencies is not None
             toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+            if losses is not None:
+                toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
             heap = _network_room(P, iv, toolkit, heap)
         elif status == S.EMPTY:  # what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
@@ -582,8 +594,8 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     sv[K.S_PHASE] = K.PH_COUNT  # slot 0 has no service phase before its arrivals
     sv[K.S_BATCH] = slot.dispatch == "slot"
     sv[K.S_SAME_SLOT] = slot.same_slot
-    counts = np.zeros(len(KINDS), dtype=np.int64)
-    window = np.zeros((2, len(KINDS)), dtype=np.int64)
+    counts = np.zeros(2 * len(KINDS), dtype=np.int64)  # sent, then lost, by kind (the recorder's window)
+    window = np.zeros((2, 2 * len(KINDS)), dtype=np.int64)
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
     jobs = _Jobs(n + 64, iv)
@@ -700,10 +712,9 @@ def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int, series: Series 
 def _result(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
             sketch: QuantileSketch) -> RunResult:
     """The run's measurements from the kernel's sums and window snapshots."""
-    # The kernel loses no message: the window's lost counts are zeros.
-    none_lost = [0] * window.shape[1]
-    snapshots = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist() + none_lost),
-                 (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist() + none_lost)]
+    # Each snapshot holds the counts sent, then those lost, by kind: the recorder's window.
+    snapshots = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist()),
+                 (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist())]
     run = point.scenario.run
     return RunResult(point.scenario.system.servers, run.fixed_warmup, run.jobs, snapshots,
                      finished=int(iv[S.I_FINISHED]), blocked=int(iv[S.I_BLOCKED]), lost_jobs=0,

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from . import occupancy
+from . import faults, occupancy
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
@@ -114,6 +114,7 @@ from .state import (
     P_TIMER,
     P_WARMUP,
     PAUSE,
+    POLICY_MESSAGE,
     POOL_END,
     Q_BOUNDS,
     Q_PERIOD,
@@ -348,25 +349,30 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     a, b = (arg >> ASK_SHIFT) & ASK_MASK, arg & TARGET_MASK
                     target = T.targets[a, b]
                     answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
-                elif arg & REPLY_EVENT:  # an ask's last reply: the policy decides
-                    a = arg & ASK_MASK
-                    to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, a)
-                    if checked and to >= P[P_N]:
-                        iv[I_BAD] = to
-                        return BAD_SERVER
-                    if asks[a, A_LEFT] == 0:  # (the threshold model may ask again)
-                        held = asks[a, A_JOB]
-                        close_ask(T, iv, a)
-                        if to >= 0:
-                            iv[I_TRANSFERS] += 1
-                            post(T, iv, TRANSFER, held, to, via)
                 else:
-                    what, a, b, c = msg[arg, 0], msg[arg, 1], msg[arg, 2], msg[arg, 3]
-                    release(T, iv, arg)
-                    if what == TRANSFER:  # the job reaches its server
-                        slot, sid, via_list = a, b, c != 0
-                    else:  # the policy's own
-                        deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+                    decide = -1  # an ask whose replies are in (or, with faults, whose timeout came)
+                    if arg & REPLY_EVENT:  # an ask's last reply
+                        decide = arg & ASK_MASK
+                    else:
+                        what, a, b, c = msg[arg, 0], msg[arg, 1], msg[arg, 2], msg[arg, 3]
+                        release(T, iv, arg)
+                        if what == TRANSFER:  # the job reaches its server
+                            slot, sid, via_list = a, b, c != 0
+                        elif what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
+                            decide = faults.arrive(T, iv, what, a, b, c)
+                        else:  # the policy's own
+                            deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+                    if decide >= 0:  # the policy decides
+                        to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
+                        if checked and to >= P[P_N]:
+                            iv[I_BAD] = to
+                            return BAD_SERVER
+                        if asks[decide, A_LEFT] == 0:  # (the threshold model may ask again)
+                            held = asks[decide, A_JOB]
+                            close_ask(T, iv, decide)
+                            if to >= 0:
+                                iv[I_TRANSFERS] += 1
+                                post(T, iv, TRANSFER, held, to, via)
             if sid < 0:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------

@@ -25,8 +25,9 @@ hook ever runs out mid-step.
 None of these functions is inlined: each policy's latency branches call them, and
 inlining them into every branch of the kernel's switches took a third of its
 compilation time (154 s instead of 96 s on an empty cache), for no measurable gain
-per message. Faults would fit here: a lost message is a record
-that is never scheduled, a reply's timeout one more event.
+per message. With ``network.loss`` (`faults`) a policy sends its own messages with
+`send`, which draws the loss; queries, replies and the asks' timeouts take the
+fault path of `faults` from `query`, `answer` and `close_ask`.
 """
 
 from __future__ import annotations
@@ -34,17 +35,21 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import faults
 from .core import push, push_id
 from .state import (
     A_DISPATCHER,
     A_DISPATCHERS,
+    A_DONE,
     A_DUE_ID,
     A_JOB,
     A_LEFT,
     A_N,
     A_NEXT,
+    A_PENDING,
     A_TAG,
     ASK_SHIFT,
+    F_LOSS,
     F_NOW,
     I_ASK_CAP,
     I_ASK_FREE,
@@ -55,10 +60,12 @@ from .state import (
     I_HEAP_CAP,
     I_HELD,
     I_LAT,
+    I_LOSS,
     I_MSG_CAP,
     I_MSG_FREE,
     I_MSGS,
     I_NLAT,
+    I_NLOSS,
     MESSAGE,
     P_ASK_ROOM,
     P_LATENT,
@@ -73,9 +80,9 @@ from .tools import Tools
 
 @njit(cache=True)
 def room(P: np.ndarray, iv: np.ndarray) -> bool:
-    """Whether one more step cannot run out of latencies, records or heap."""
+    """Whether one more step cannot run out of latencies, loss uniforms, records or heap."""
     r = P[P_ROOM]
-    return (iv[I_NLAT] - iv[I_LAT] >= r and iv[I_MSG_CAP] - iv[I_MSGS] >= r
+    return (iv[I_NLAT] - iv[I_LAT] >= r and iv[I_NLOSS] - iv[I_LOSS] >= r and iv[I_MSG_CAP] - iv[I_MSGS] >= r
             and iv[I_HEAP_CAP] - iv[I_HEAP] >= r + 2 and iv[I_ASK_CAP] - iv[I_ASKS] >= P[P_ASK_ROOM])
 
 
@@ -102,6 +109,14 @@ def post(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> None:
 
 
 @njit(cache=True)
+def send(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int, c: int) -> None:
+    """A policy's own control message of ``kind``: counted, and posted unless it is lost (`faults.lost`)."""
+    counts[kind] += 1
+    if not faults.lost(counts, iv, T, kind):
+        post(T, iv, what, a, b, c)
+
+
+@njit(cache=True)
 def release(T: Tools, iv: np.ndarray, slot: int) -> None:
     """A delivered message's record is free again (read it first)."""
     T.msg[slot, 1] = iv[I_MSG_FREE]
@@ -122,6 +137,8 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
     asks[ask, A_N] = n
     asks[ask, A_TAG] = tag
     asks[ask, A_DISPATCHERS] = dispatchers
+    asks[ask, A_PENDING] = 0
+    asks[ask, A_DONE] = 1  # no round trip begun (`faults`)
     T.due[ask] = -1.0  # no reply on its way yet
     return ask
 
@@ -129,6 +146,9 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
 @njit(cache=True)
 def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
     """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival)."""
+    if T.fv[F_LOSS] > 0.0:
+        faults.query(P, counts, iv, T, ask, i)
+        return
     counts[P[P_QUERY]] += 1
     at = iv[I_LAT]
     iv[I_LAT] = at + 1
@@ -142,8 +162,11 @@ def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
     Every reply is counted, takes its latency and its event id where the channel's does;
     but a reply's arrival only stores its value and counts down, so only the last one
     to arrive (in the heap's (time, id) order) is scheduled: when every target has
-    answered, that one, with its own time and id.
+    answered, that one, with its own time and id. With faults each reply is an event (`faults.reply`).
     """
+    if T.fv[F_LOSS] > 0.0:
+        faults.reply(P, counts, iv, T, ask, i, value)
+        return
     counts[P[P_REPLY]] += 1
     T.replies[ask, i] = value
     at = iv[I_LAT]
@@ -170,6 +193,8 @@ def query_all(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: 
 
 @njit(cache=True)
 def close_ask(T: Tools, iv: np.ndarray, ask: int) -> None:
+    if not faults.close(T, iv, ask):  # its late replies or timeout are still to come
+        return
     T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
     iv[I_ASK_FREE] = ask
     iv[I_ASKS] -= 1

@@ -80,8 +80,10 @@ I_MAXLEN = 51  # the longest length a server has had (with latency, what the len
 I_CURRENT = 52  # the slot of the job being dispatched (an ask that waits for replies holds it)
 I_HELD = 53  # slotted time's pull_delay (0: none): a held message is due after the decisions of slot
 # int(now) + I_HELD - 1 (`model.slotted.SlotChannel`)
-I_BAD = 54  # the server of `BAD_SERVER`
-I_NIV = 55
+I_LOSS = 54  # read position in the loss uniforms (`faults`)
+I_NLOSS = 55  # valid uniforms in them (1 << 62 when messages cannot be lost: none is drawn)
+I_BAD = 56  # the server of `BAD_SERVER`
+I_NIV = 57
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -101,7 +103,9 @@ F_LOW_AREA = 13
 F_SPREAD0 = 14  # high_area - low_area at the window's edges
 F_SPREAD1 = 15
 F_ARRIVAL = 16  # the time of the source's pending timeout (while I_SRC is 0)
-F_NFV = 17
+F_LOSS = 17  # network.loss: the probability that a control message is lost (`faults`)
+F_TIMEOUT = 18  # network.timeout: how long an ask waits for its replies, with faults
+F_NFV = 19
 
 # -- parameters (P, int64) --------------------------------------------------------------
 P_CHECKED = 0  # 1: a policy that is not built in: its decisions are checked (`BAD_SERVER`)
@@ -153,6 +157,7 @@ TIMER = 3  # the policy's timer (JBT-d's threshold update)
 
 # -- what a message record carries (`network`: its first field; the rest are its arguments) ----
 TRANSFER = 0  # a job (slot, server, via_list) reaches its server
+ASK_TIMEOUT = 2  # with faults, an ask's timeout (ask, the first target of its round trip)
 POLICY_MESSAGE = 3  # from here on, the policy's own messages, delivered by its `deliver` hook
 # An ask's messages need no record: a MESSAGE event's argument says what they are.
 QUERY_EVENT = 1 << 48  # | ask << 24 | i: the i-th target of an ask is asked
@@ -170,4 +175,9 @@ A_TAG = 4  # the policy's own (the threshold model's probe, LSQ's server, JIQ's 
 A_DISPATCHERS = 5  # 1 when the targets are dispatchers (JIQ-SQ(d)'s idle servers ask them), else servers
 A_NEXT = 6  # the free list's link while the record is free
 A_DUE_ID = 7  # the event id of the reply that arrives last so far (its time: `Tools.due`)
-A_FIELDS = 8
+# With faults (`faults`), where a round trip ends at its last reply or at its timeout:
+A_FIRST = 8  # the first target of the round trip under way (the threshold model's probes are one each)
+A_PENDING = 9  # its queries and timeouts still to come: a closed record is freed once none is
+A_DONE = 10  # 0 while the round trip waits, 1 once its decision is scheduled (or none begun), 2 closed
+A_LATE = 11  # 1 once a message of the round trip is lost or a reply late: its timeout decides
+A_FIELDS = 12

@@ -23,7 +23,8 @@ The parts of the toolkit:
   (the records of messages in flight), ``asks`` with their ``targets`` and
   ``replies`` (rows of `Description.ask_width`) and ``due`` (when the last reply
   arrives); and the kernel's own ``fv`` and ``heap``, so that a hook can schedule
-  a message's delivery.
+  a message's delivery; ``loss``, the uniforms of the ``loss`` stream, and ``expiry``, when each
+  ask's timeout falls (`faults`).
 
 An array a policy does not use has one element, so the tuple's types never change.
 """
@@ -42,7 +43,7 @@ Tools = namedtuple("Tools", [
     "rr", "buckets", "bucket_size", "position", "threshold", "listed",
     "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
     "weights", "choice", "picked", "values", "ints",
-    "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap",
+    "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap", "loss", "expiry",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -134,6 +135,9 @@ class Toolkit:
         self.asks = np.zeros((1, S.A_FIELDS), dtype=np.int64)
         self.targets = self.replies = np.zeros((1, 1), dtype=np.int64)
         self.due = np.zeros(1)
+        self.loss = np.zeros(1)  # with network.loss, the loss stream's uniforms (`refill_loss`)
+        self.expiry = np.zeros(1)
+        iv[S.I_NLOSS] = 1 << 62  # none to draw (`network.room`)
 
     def tools(self) -> Tools:
         """The arrays as the kernel takes them, as they are now (growth replaces some)."""
@@ -141,7 +145,8 @@ class Toolkit:
                      self.lists, self.lstart, self.lcap, self.count, self.chain, self.node_d, self.node_next,
                      self.weights, self.choice, self.picked, self.values, self.ints,
                      self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
-                     self.latency, self.latency)  # fv and heap: the kernel's own (`core.view`)
+                     self.latency, self.latency,  # fv and heap: the kernel's own (`core.view`)
+                     self.loss, self.expiry)
 
     # -- message latency (`network`) -----------------------------------------------------------
     def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:
@@ -153,6 +158,7 @@ class Toolkit:
         self.targets = np.zeros((asks, description.ask_width), dtype=np.int64)
         self.replies = np.zeros((asks, description.ask_width), dtype=np.int64)
         self.due = np.zeros(asks)
+        self.expiry = np.zeros(asks)
         iv[S.I_ASK_CAP], iv[S.I_ASKS] = asks, 0
 
     def refill_latency(self, iv: np.ndarray, blocks: Iterator[np.ndarray], room: int) -> None:
@@ -168,6 +174,19 @@ class Toolkit:
         self.latency = np.concatenate(parts)
         iv[S.I_LAT], iv[S.I_NLAT] = 0, len(self.latency)
 
+    def refill_loss(self, iv: np.ndarray, blocks: Iterator[np.ndarray], room: int) -> None:
+        """At least ``room`` loss uniforms ahead (NEED_NETWORK): the unread ones, then the next blocks."""
+        at, held = int(iv[S.I_LOSS]), int(iv[S.I_NLOSS])
+        if held - at >= room:
+            return
+        parts = [self.loss[at:held]]
+        total = held - at
+        while total < room:
+            parts.append(next(blocks))
+            total += len(parts[-1])
+        self.loss = np.concatenate(parts)
+        iv[S.I_LOSS], iv[S.I_NLOSS] = 0, len(self.loss)
+
     def grow_network(self, P: np.ndarray, iv: np.ndarray) -> None:
         """Twice the message or ask records when one step might not find room (NEED_NETWORK)."""
         if iv[S.I_MSG_CAP] - iv[S.I_MSGS] < P[S.P_ROOM]:
@@ -181,6 +200,7 @@ class Toolkit:
             self.targets = np.concatenate([self.targets, np.zeros_like(self.targets)])
             self.replies = np.concatenate([self.replies, np.zeros_like(self.replies)])
             self.due = np.concatenate([self.due, np.zeros_like(self.due)])
+            self.expiry = np.concatenate([self.expiry, np.zeros_like(self.expiry)])
             iv[S.I_ASK_CAP] = len(self.asks)
 
     # -- the length index ------------------------------------------------------------------

@@ -53,9 +53,9 @@ def write_results(out: Path, results: Any) -> None:
         out.mkdir(parents=True, exist_ok=True)
         path.write_text(_scenario_text(results.scenario))
         path = out / "runs.csv"
-        results.runs.to_csv(path, index=False)
+        without_copies(results.runs).to_csv(path, index=False)
         path = out / "summary.csv"
-        results.summary.to_csv(path, index=False)
+        without_copies(results.summary).to_csv(path, index=False)
         for name in ("occupancy", "total_jobs", "response_cdf", "warmup"):
             frame = getattr(results, name, None)
             if frame is not None and not frame.empty:
@@ -64,6 +64,24 @@ def write_results(out: Path, results: Any) -> None:
     except OSError as exc:
         raise RunError(f"cannot write '{path}' ({exc.strerror or exc}); the finished tasks are stored in "
                        f"'{out}': make the file writable and run the same command to write it") from None
+
+
+def without_copies(frame: Any) -> Any:
+    """``frame`` without ``load`` where a swept ``workload.load`` holds the same numbers: one column per setting.
+
+    `with_load` puts it back when a folder is read, so that code reads the resolved load alike.
+    """
+    if "load" in frame.columns and "workload.load" in frame.columns \
+            and frame["workload.load"].astype(object).equals(frame["load"].astype(object)):
+        return frame.drop(columns=["load"])
+    return frame
+
+
+def with_load(frame: Any) -> Any:
+    """``frame`` with the resolved ``load`` column that `without_copies` left out of the file."""
+    if "load" in frame.columns or "workload.load" not in frame.columns:
+        return frame
+    return frame.assign(load=frame["workload.load"])
 
 
 NUMBERS = ("point", "servers", "dispatchers", "load", "d", "replications")
@@ -92,7 +110,7 @@ def read_summary(folder: str | Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
         _check_complete(text, Path(folder))
-        summary = pd.read_csv(io.StringIO(text))
+        summary = with_load(pd.read_csv(io.StringIO(text)))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, UnicodeDecodeError, OSError) as exc:
         raise ScenarioError(f"DIR: expected a readable summary.csv in '{folder}' ({exc})") from None
     if "policy" not in summary.columns:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -28,9 +29,63 @@ def identity(point: Point, policy: ResolvedPolicy) -> dict[str, Any]:
         "service": workload.service.describe(),
         "d": policy.d if policy.d is not None else math.nan,
     }
+    row.update(settings(point))
     for key, value in point.values.items():
         row[key] = value if isinstance(value, (int, float, str, bool)) else str(value)
     return row
+
+
+SECTIONS = ("system", "workload", "network")
+"""The parts of a scenario whose settings shape a row (``run`` has its own columns: ``jobs``, ``engine``)."""
+SHOWN = ("system.servers", "system.dispatchers", "system.discipline", "workload.load", "workload.service")
+"""Settings that the resolved columns show (``servers``, ``dispatchers``, ``discipline``, ``load``, ``service``)."""
+
+
+def settings(point: Point) -> dict[str, Any]:
+    """The settings of ``point`` that differ from the defaults, by dotted key, as text or numbers.
+
+    A law reads as ``exponential(0.05)``; other mappings and lists as Python writes them. The
+    settings in `SHOWN` have their own columns; so have the arrival kind (``arrivals``) and
+    arrivals without parameters.
+
+    Examples
+    --------
+    >>> from emulator import Scenario
+    >>> s = Scenario.from_dict({"policies": [{"name": "jsq"}], "system": {"capacity": 5},
+    ...                         "network": {"latency": {"kind": "exponential", "mean": 0.05}}})
+    >>> settings(s.points()[0])
+    {'system.capacity': 5, 'network.latency': 'exponential(0.05)'}
+    """
+    defaults = _defaults()
+    found: dict[str, Any] = {}
+    for section in SECTIONS:
+        config, default = getattr(point.scenario, section), getattr(defaults, section)
+        for name in type(config).model_fields:
+            key, value = f"{section}.{name}", getattr(config, name)
+            if key in SHOWN or value == getattr(default, name):
+                continue
+            if key == "workload.arrivals" and not value.gap_options():
+                continue  # the kind alone: the ``arrivals`` column
+            found[key] = setting_text(value)
+    return found
+
+
+def setting_text(value: Any) -> Any:
+    """A setting as its column holds it: numbers, text and booleans as they are, a law by `describe`."""
+    if value is None or isinstance(value, (int, float, str, bool)):
+        return value
+    if hasattr(value, "describe"):
+        return value.describe()
+    if hasattr(value, "model_dump"):
+        return str(value.model_dump(mode="json", exclude_none=True))
+    return str(list(value)) if isinstance(value, tuple) else str(value)
+
+
+@functools.cache
+def _defaults() -> Any:
+    from ..scenario.sweep import Scenario
+
+    return Scenario.model_validate({"policies": [{"name": "random"}]})
 
 
 DIFF_METRICS = ("mean_response", "p99_response", "messages_per_job")

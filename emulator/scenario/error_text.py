@@ -12,7 +12,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import show
+from ..errors import show, suggestion
 from ..policies import REGISTRY
 from .schema import LawConfig, ScenarioSchema
 
@@ -54,12 +54,25 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     return list(getattr(model, "model_fields", {}))
 
 
-def format_error(exc: ValidationError) -> str:
-    """One line for the first error: dotted key, what was expected, what was given."""
+def format_error(exc: ValidationError) -> list[str]:
+    """Every error, one line each: dotted key, what was expected, what was given.
+
+    One line per key: a value that fails every member of a union (``d``: an integer
+    or an expression) is one problem, not one per member.
+    """
     errors = exc.errors()
     # A bad policy entry also makes the list look too short; report the entry.
     errors = [e for e in errors if e["type"] != "too_short"] or errors
-    error = errors[0]
+    lines: dict[str, str] = {}
+    for error in errors:
+        key = _location(tuple(error["loc"]))
+        if key not in lines:
+            lines[key] = _line(error)
+    return list(lines.values())
+
+
+def _line(error: Any) -> str:
+    """One error in one line."""
     kind, ctx, given = error["type"], error.get("ctx") or {}, error.get("input")
     loc = _location(tuple(error["loc"]), members=kind != "extra_forbidden")
     if kind == "shape":
@@ -68,7 +81,8 @@ def format_error(exc: ValidationError) -> str:
         return f"{loc}: {message}" + ("" if ctx.get("value") is None else f", got {show(ctx['value'])}")
     if kind == "extra_forbidden":
         allowed = _allowed_keys(tuple(error["loc"])[:-1])
-        message = "unknown key" + (f" (expected one of {', '.join(allowed)})" if allowed else "")
+        message = "unknown key" + suggestion(str(error["loc"][-1]), allowed) \
+            + (f" (expected one of {', '.join(allowed)})" if allowed else "")
     elif kind == "missing":
         message = "expected a value, got nothing"
         given = None
@@ -76,10 +90,11 @@ def format_error(exc: ValidationError) -> str:
         field = ctx.get("discriminator", "name").strip("'")
         loc = f"{loc}.{field}"
         expected = ctx.get("expected_tags", ", ".join(REGISTRY))
-        message = f"expected one of {expected}"
         given = ctx.get("tag")
         if given is None:
-            return f"{loc}: {message}, got nothing"
+            return f"{loc}: expected one of {expected}, got nothing"
+        names = [name.strip(" '") for name in str(expected).split(",")]
+        return f"{loc}: expected one of {expected}, got {show(given)}{suggestion(str(given), names)}"
     elif kind == "too_short":
         message = f"expected at least {ctx.get('min_length', 1)} item(s)"
     elif kind == "literal_error":
@@ -95,8 +110,4 @@ def format_error(exc: ValidationError) -> str:
     else:
         message = "expected " + error["msg"][0].lower() + error["msg"][1:]
         message = message.replace("expected input should be", "expected")
-    text = f"{loc}: {message}, got {show(given)}" if given is not None or kind != "missing" else f"{loc}: {message}"
-    others = {_location(tuple(e["loc"])) for e in errors[1:]} - {loc}  # one per key, not per union member
-    if others:
-        text += f" (and {len(others)} more)"
-    return text
+    return f"{loc}: {message}, got {show(given)}" if given is not None or kind != "missing" else f"{loc}: {message}"

@@ -11,6 +11,7 @@ configurations resolved and every check that needs the point done
 from __future__ import annotations
 
 import copy
+import inspect
 import itertools
 import unicodedata
 from dataclasses import dataclass, field
@@ -30,6 +31,37 @@ from .schema import ResolvedPolicy, ScenarioSchema
 
 class Scenario(ScenarioSchema):
     """A scenario: what to simulate, which policies, which sweep. See docs/scenarios.md.
+
+    Build one with `from_dict` (or `emulator.load_scenario` from a YAML file): it checks every
+    key and every sweep point, and refuses bad input in one line per mistake. The keywords are
+    the scenario's top-level keys; each is also an attribute, read-only.
+
+    Parameters
+    ----------
+    name : str
+        Names the results folder (``results/<name>/``) and the tables.
+    description : str
+        Free text, kept in ``scenario.yaml`` and shown by the report; tables and figures
+        describe the rows from the settings, not from it.
+    seed : int
+        Root seed: the same seed gives the same rows, on any number of workers.
+    replications : int
+        Replications per (sweep point, policy).
+    run, system, workload, network : dict
+        Run length and engine; servers, dispatchers and their speeds; load, arrivals and
+        service; message latency and faults (docs/scenarios.md lists every key).
+    policies : list of dict
+        Each with ``name`` (a key of `emulator.REGISTRY`) and its parameters.
+    sweep : dict
+        Dotted key -> list of values; every combination is a sweep point.
+    zip : list of dict
+        Groups of keys that move together.
+    allow_unstable : bool
+        Allow a load >= 1 on FIFO queues without a capacity.
+    compare_to : str, optional
+        A policy label: summary.csv gets paired differences against it.
+    precision : dict, optional
+        Add replications until a confidence-interval target is met.
 
     Examples
     --------
@@ -52,7 +84,7 @@ class Scenario(ScenarioSchema):
         except RecursionError:
             raise ScenarioError("scenario: expected keys and values nested a few levels deep, got deeper") from None
         except ValidationError as exc:
-            raise ScenarioError(format_error(exc)) from None
+            raise ScenarioError(*format_error(exc)) from None
         scenario.points()  # resolve every sweep point now, so bad points fail before anything runs
         return scenario
 
@@ -95,6 +127,30 @@ class Scenario(ScenarioSchema):
                 values.update(part)
             points.append(_resolve(base, index, values))
         return points
+
+
+class _Default:
+    """A default as the signature of `Scenario` shows it: nested ones as ``{...}``, their keys in docs/scenarios.md."""
+
+    def __init__(self, value: Any) -> None:
+        plain = isinstance(value, (str, int, float, bool, type(None))) or value in ((), {})
+        self.text = repr(value) if plain else "{...}"
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def _signature() -> inspect.Signature:
+    """``Scenario(*, name='scenario', ..., run={...}, ...)``: pydantic's would spell out every nested default."""
+    parameters = []
+    for name, info in ScenarioSchema.model_fields.items():
+        default = inspect.Parameter.empty if info.is_required() \
+            else _Default(info.get_default(call_default_factory=True))
+        parameters.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default))
+    return inspect.Signature(parameters)
+
+
+Scenario.__signature__ = _signature()
 
 
 def _plain(data: Any, done: dict[int, Any] | None = None) -> Any:
@@ -174,7 +230,7 @@ def _resolve(base: dict[str, Any], index: int, values: dict[str, Any]) -> Point:
         try:
             scenario = Scenario.model_validate(data)
         except ValidationError as exc:
-            raise ScenarioError(format_error(exc)) from None
+            raise ScenarioError(*format_error(exc)) from None
         return _resolve_point(scenario, index, values)
     except ScenarioError as exc:
         raise ScenarioError(f"{exc}{where}") from None

@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
 from ..core import id_add, id_clear, id_clear_chained, list_room, sample
-from ..network import open_ask, post, query_all
+from ..network import open_ask, query_all, send
 from ..state import (
     I_INIT,
     I_UPDATE_R,
@@ -68,10 +69,10 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
     if n < r or (n == r and not P[STRICT]):
         listed[sid] = 1
         target = random_dispatcher(P, rng, ubuf, iv)
-        counts[P[P_REPORT]] += 1
-        if P[P_LATENT] or P[P_HELD]:  # on its way, or held for a later slot
-            post(T, iv, REPORT, target, sid, 0)
+        if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
+            send(counts, iv, T, P[P_REPORT], REPORT, target, sid, 0)
         else:
+            counts[P[P_REPORT]] += 1
             _reported(P, iv, T, target, sid)
 
 
@@ -194,15 +195,15 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     r = replies[0]
     for j in range(1, P[D]):
         r = min(r, replies[j])
+    if r == NO_REPLY:  # no reply came back in time (faults): the threshold stays as it is
+        return -1, False
     kind = P[P_THRESHOLD_KIND]
     if P[RESET] != 0:  # dispatcher 0 clears its own list; each other one when its message arrives
         _clear(P, iv, T, 0)
         for dispatcher in range(1, P[P_D]):
-            counts[kind] += 1
-            post(T, iv, CLEAR, dispatcher, 0, 0)
+            send(counts, iv, T, kind, CLEAR, dispatcher, 0, 0)
     for sid in range(P[P_N]):
-        counts[kind] += 1
-        post(T, iv, THRESHOLD, sid, r, 0)
+        send(counts, iv, T, kind, THRESHOLD, sid, r, 0)
     return -1, False
 
 

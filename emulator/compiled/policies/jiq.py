@@ -9,7 +9,7 @@ from numba import njit
 
 from ...policies.jiq import JIQConfig
 from ..core import id_add, list_room, sample, shortest
-from ..network import open_ask, post, query_all
+from ..network import open_ask, query_all, send
 from ..state import (
     A_TAG,
     I_CHOICE,
@@ -75,10 +75,10 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
         for j in range(d):
             values[j] = count[picked[j]]
         target = picked[shortest(values, d, rng, ubuf, iv)]
-    counts[P[P_IDLE]] += 1
-    if P[P_LATENT] or P[P_HELD]:  # on its way, or held for a later slot
-        post(T, iv, IDLE, target, sid, 0)
+    if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
+        send(counts, iv, T, P[P_IDLE], IDLE, target, sid, 0)
     else:
+        counts[P[P_IDLE]] += 1
         _add(P, T, iv, target, sid)
 
 
@@ -109,8 +109,7 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """JIQ-SQ(d) with latency: the I-queue lengths are in; the token goes to the shortest."""
     target = T.targets[ask, shortest(T.replies[ask], P[D], rng, ubuf, iv)]
-    counts[P[P_IDLE]] += 1
-    post(T, iv, IDLE, target, T.asks[ask, A_TAG], 0)
+    send(counts, iv, T, P[P_IDLE], IDLE, target, T.asks[ask, A_TAG], 0)
     return -1, False
 
 

@@ -21,7 +21,7 @@ from numba import njit
 
 from ...measure.messages import Kind
 from ...policies.jsq_push import JSQPushConfig
-from ..network import post
+from ..network import send
 from ..state import P_D, P_LATENT, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer
@@ -57,8 +57,7 @@ def _changed(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarr
     ints[SENT, sid] = length[sid]
     ints[STAMP, sid] += 1
     for k in range(P[P_D]):  # one update per dispatcher, in their order (each draws its latency)
-        counts[P[UPDATE]] += 1
-        post(T, iv, TOLD_MESSAGE + k, sid, length[sid], ints[STAMP, sid])
+        send(counts, iv, T, P[UPDATE], TOLD_MESSAGE + k, sid, length[sid], ints[STAMP, sid])
 
 
 @njit(cache=True, inline="always")

@@ -19,7 +19,7 @@ from numba import njit
 from ...measure.messages import Kind
 from ...policies.jsq_sparse import JSQSparseConfig
 from ..core import uniform
-from ..network import post
+from ..network import send
 from ..state import P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, Q_PARAMS, Q_PERIOD
 from ..tools import Description, Tools
 from .common import nothing_on_arrive, nothing_on_depart
@@ -56,8 +56,7 @@ def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarra
         stamps = T.ints[2 * dispatchers]
         stamps[sid] += 1
         for dispatcher in range(dispatchers):
-            counts[P[UPDATE]] += 1
-            post(T, iv, TOLD, dispatcher, sid, length[sid] + (stamps[sid] << 32))
+            send(counts, iv, T, P[UPDATE], TOLD, dispatcher, sid, length[sid] + (stamps[sid] << 32))
         return
     for dispatcher in range(dispatchers):
         T.ints[dispatcher, sid] = length[sid]

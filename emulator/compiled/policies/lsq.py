@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...measure.messages import NO_REPLY
 from ...policies.lsq import LSQConfig
 from ..core import sample
 from ..network import open_ask, query
@@ -71,6 +72,8 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """`_replied`: a server's length replaces its estimate, in the index of the dispatcher that asked."""
+    if T.replies[ask, 0] == NO_REPLY:  # lost or unanswered (faults): no news, the estimate stays
+        return -1, False
     k = T.asks[ask, A_DISPATCHER]
     index_set_of(T, iv, P[P_D], k, T.ints[k], T.asks[ask, A_TAG], T.replies[ask, 0])
     return -1, False

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...measure.messages import NO_REPLY
 from ...policies.sqd_memory import SQDMemoryConfig
 from ..core import sample, shortest
 from ..network import open_ask, query_all
@@ -87,9 +88,17 @@ def _decide(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, picked:
     chosen = shortest(values, k, rng, ubuf, iv)
     server = picked[chosen]
     if m > 0:
-        values[chosen] += 1  # the job just sent
+        # Only servers that answered are remembered: a missing reply (NO_REPLY, faults) is no length.
+        answered = 0
+        for i in range(k):
+            if values[i] == NO_REPLY:
+                picked[i] = -1
+            else:
+                answered += 1
+        if picked[chosen] >= 0:
+            values[chosen] += 1  # the job just sent
         # The m least loaded, by a stable selection: ties in candidate order (drawn first).
-        kept = min(m, k)
+        kept = min(m, answered)
         for slot in range(kept):
             best = -1
             for i in range(k):

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...measure.messages import NO_REPLY
 from ...policies.threshold import ThresholdConfig
 from ..core import sample
 from ..network import open_ask, query
@@ -15,16 +16,19 @@ from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "threshold", "replace"})
-D, THRESHOLD, REPLACE = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2
+D, THRESHOLD, REPLACE, ABOVE_ALL = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2, P_PARAMS + 3
 
 
 def describe(config: ThresholdConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     total = point.scenario.run.warmup_jobs + point.scenario.run.jobs
-    # The kernel's integers are int64: a threshold above every reachable length is any such one.
+    # The kernel's integers are int64: a threshold above every reachable length is any such one. One
+    # above NO_REPLY too (not an int64) finds a missing reply below it, as SimPy does: ABOVE_ALL.
     threshold = min(config.threshold, total + 1)
+    above_all = config.threshold > NO_REPLY
     choice = d if needs_choice(point.servers, d, config.replace) else 0
-    return Description(ints=[d, threshold, config.replace], sample=d, choice_at_dispatch=choice, ask_width=d)
+    return Description(ints=[d, threshold, config.replace, above_all], sample=d, choice_at_dispatch=choice,
+                       ask_width=d)
 
 
 
@@ -53,7 +57,7 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     """Probe ``i`` answered: join it if below the threshold or the last, else probe the next."""
     asks = T.asks
     i = asks[ask, A_TAG]
-    if T.replies[ask, i] < P[THRESHOLD] or i + 1 == P[D]:
+    if T.replies[ask, i] < P[THRESHOLD] or P[ABOVE_ALL] or i + 1 == P[D]:
         return T.targets[ask, i], False
     asks[ask, A_TAG] = i + 1
     asks[ask, A_LEFT] = 1
