@@ -56,6 +56,10 @@ class Jobs:
         self.next = np.append(np.arange(1, capacity, dtype=np.int32), np.int32(-1))
         iv[S.I_FREE] = 0
 
+    def record(self) -> S.Jobs:
+        """The arrays as the kernels take them."""
+        return S.Jobs(self.arrival, self.at, self.size, self.start, self.next, self.measured)
+
     def grow(self, iv: np.ndarray) -> None:
         old = len(self.arrival)
         new = old + old // 4 + 64
@@ -81,6 +85,10 @@ class OccupancyArrays:
         self.lengths = np.zeros((AREA_AT_EDGE + 2, capacity))
         self.totals = np.zeros((TOTAL_AT_EDGE + 2, capacity))
         iv[S.I_OCC_LENGTHS] = iv[S.I_OCC_TOTALS] = 1
+
+    def record(self) -> S.Observer:
+        """The arrays as the kernels take them."""
+        return S.Observer(self.count, self.lengths, self.totals)
 
     def grow(self) -> None:
         self.count = np.concatenate([self.count, np.zeros_like(self.count)])

@@ -134,13 +134,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     gap_buf = size_buf = split_buf = np.zeros(1)
 
     budget = 1 << 62 if progress is None else 500_000  # events between progress reports
+    run = S.Run(P, Q, iv, fv, counts, window)  # (none of these is replaced during the run)
     start = True
     while True:
-        status = simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
-                          jobs.arrival, jobs.at, jobs.size, jobs.start, jobs.next, jobs.measured,
-                          heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
-                          responses, budget, start, toolkit.tools(),
-                          occupancy.count, occupancy.lengths, occupancy.totals)
+        status = simulate(run, servers, inv_speed, jobs.record(), heap,
+                          S.Inputs(gap_buf, size_buf, split_buf, ubuf, responses), bitgen, budget, start,
+                          toolkit.tools(), occupancy.record())
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
             from . import cache
 
@@ -352,12 +351,13 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     dwork = np.zeros((2, dispatchers), dtype=np.int64)
 
     budget = 1 << 62 if progress is None else 500_000  # jobs and departures between progress reports
+    run = S.Run(P, Q, iv, fv, counts, window)  # (none of these is replaced during the run)
+    none = np.zeros(1)  # the gaps and sizes the slot clock does not read
     start = True
     while True:
-        status = simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers,
-                                  jobs.arrival, jobs.next, jobs.measured, arrivals_buf, caps, split_buf,
-                                  bitgen, ubuf, responses, budget, start, toolkit.tools(),
-                                  occupancy.count, occupancy.lengths, occupancy.totals, scratch, dwork, heap)
+        status = simulate_slots(run, S.Slots(sv, sf, arrivals_buf, caps, scratch, dwork), servers, jobs.record(),
+                                S.Inputs(none, none, split_buf, ubuf, responses), bitgen, budget, start,
+                                toolkit.tools(), occupancy.record(), heap)
         if start:
             from . import cache
 

@@ -128,31 +128,31 @@ from .state import (
 
 
 @njit(cache=True)
-def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
-             j_arrival, j_at, j_size, j_start, j_next, j_measured, heap,
-             gaps, sizes, split, rng, ubuf, responses, budget, start, tools, occ_count, occ_lengths, occ_totals):
+def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
-    ``start`` is true on the first call: replay the model's construction and the
-    URGENT process initialisations at time 0. ``tools`` is the policy's `tools.Tools`;
-    its hooks are reached through the switches of `policies`, by the policy's code.
+    ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`,
+    `Jobs`, `Inputs`, `Observer`); ``start`` is true on the first call: replay the
+    model's construction and the URGENT process initialisations at time 0. ``tools``
+    is the policy's `tools.Tools`; its hooks are this kernel's (`build`).
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
-    P, Q, iv, fv, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
-        unmanaged(counts), unmanaged(window)
+    P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
+        unmanaged(run.counts), unmanaged(run.window)
     servers, inv_speed = unmanaged(servers), unmanaged(inv_speed)
     # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
     speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
-    j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_at), \
-        unmanaged(j_size), unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
+    j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.at), \
+        unmanaged(jobs_.size), unmanaged(jobs_.start), unmanaged(jobs_.next), unmanaged(jobs_.measured)
     heap = unmanaged(heap)
-    gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
-        unmanaged(ubuf), unmanaged(responses)
+    gaps, sizes, split, ubuf, responses = unmanaged(inputs.gaps), unmanaged(inputs.sizes), \
+        unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
     T = view(tools, fv, heap)
     msg, asks = T.msg, T.asks
-    occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
+    occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
+        unmanaged(observer.totals)
     occ = P[P_OCCUPANCY] != 0
     shares = P[P_SHARES] != 0
     n_dispatchers = P[P_D]

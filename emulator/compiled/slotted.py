@@ -130,29 +130,32 @@ PH_SERVICE_START, PH_SERVICE, PH_TIMERS_AT, PH_COUNT, PH_GATHER, PH_ROUTE, PH_TI
 
 
 @njit(cache=True)
-def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_next, j_measured,
-                   arrivals, caps, split, rng, ubuf, responses, budget, start, tools,
-                   occ_count, occ_lengths, occ_totals, scratch, dwork, heap):
+def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools, observer, heap):
     """Run slots until done or until Python is needed; return the reason (a code of `state` or this module).
 
-    ``start`` is true on the first call: the policy's constructor runs (its
-    `initialise`), then slot 0's arrivals. ``caps`` holds rows of capacities, one per
-    slot (a single row when they are constant, ``sv[S_CAP]`` -1).
+    ``run``, ``slots``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state`
+    (`Run`, `Slots`, `Jobs`, `Inputs`, `Observer`; of the jobs' and the inputs' arrays the
+    clock reads arrival, next and measured; split, ubuf and responses). ``start`` is true
+    on the first call: the policy's constructor runs (its `initialise`), then slot 0's
+    arrivals. ``slots.caps`` holds rows of capacities, one per slot (a single row when they
+    are constant, ``sv[S_CAP]`` -1).
     """
-    P, Q, iv, fv, sv, sf, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
-        unmanaged(sv), unmanaged(sf), unmanaged(counts), unmanaged(window)
+    P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
+        unmanaged(run.counts), unmanaged(run.window)
+    sv, sf = unmanaged(slots.sv), unmanaged(slots.sf)
     servers = unmanaged(servers)
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
-    j_arrival, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_next), unmanaged(j_measured)
-    arrivals, caps, split, ubuf, responses = unmanaged(arrivals), unmanaged(caps), unmanaged(split), \
-        unmanaged(ubuf), unmanaged(responses)
-    scratch, dwork = unmanaged(scratch), unmanaged(dwork)
+    j_arrival, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.next), unmanaged(jobs_.measured)
+    arrivals, caps, split, ubuf, responses = unmanaged(slots.arrivals), unmanaged(slots.caps), \
+        unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
+    scratch, dwork = unmanaged(slots.scratch), unmanaged(slots.dwork)
     # The heap holds only what slot.pull_delay holds back: idle tokens and reports, by the slot they are due.
     heap = unmanaged(heap)
     T = view(tools, fv, heap)
     held = P[P_HELD] != 0  # feature: slot.pull_delay holds tokens and reports back as messages
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
-    occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
+    occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
+        unmanaged(observer.totals)
     member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
         scratch[JOBS]
     occ = P[P_OCCUPANCY] != 0

@@ -7,6 +7,8 @@ with everything where it left it.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 # -- what the kernel returns ------------------------------------------------------------
 DONE = 0  # every measured job has left and the window is closed
 NEED_GAPS = 1  # the gap buffer is empty: refill it (or mark it final)
@@ -181,3 +183,24 @@ A_PENDING = 9  # its queries and timeouts still to come: a closed record is free
 A_DONE = 10  # 0 while the round trip waits, 1 once its decision is scheduled (or none begun), 2 closed
 A_LATE = 11  # 1 once a message of the round trip is lost or a reply late: its timeout decides
 A_FIELDS = 12
+
+
+# -- the records the kernels take (numba passes each as one argument; its arrays are the caller's) ---------
+Run = namedtuple("Run", ["P", "Q", "iv", "fv", "counts", "window"])
+"""A run's parameters (``P`` int64, ``Q`` float64), scalar state (``iv``, ``fv``) and message counts
+(``counts``; ``window``: the counts at the window's opening and closing)."""
+
+Jobs = namedtuple("Jobs", ["arrival", "at", "size", "start", "next", "measured"])
+"""The job slots: arrival time, time at the server, size, start of service, the FIFO/free-list link,
+and the arrival number + 1 of a measured job (0: not measured)."""
+
+Inputs = namedtuple("Inputs", ["gaps", "sizes", "split", "ubuf", "responses"])
+"""What the driver refills between calls: arrival gaps, job sizes, dispatcher-split uniforms, the
+policy's uniform block, and the response batch the driver folds into the sketch."""
+
+Observer = namedtuple("Observer", ["count", "lengths", "totals"])
+"""The occupancy observer's arrays (`occupancy`)."""
+
+Slots = namedtuple("Slots", ["sv", "sf", "arrivals", "caps", "scratch", "dwork"])
+"""The slot clock's own state (`slotted`): its integer and float scalars, the arrival counts and
+capacities it reads, and its gathering arrays."""
