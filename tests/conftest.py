@@ -13,8 +13,8 @@ from helpers.scenarios import trace_arrivals
 
 # Compiling the kernels when the cache has none; `cache.trusted`: the first process checked it already.
 _CHECK = "from emulator import compiled; compiled.available()"
-_COMPILE = ("from emulator.compiled import cache, engine; cache.trusted = True; "
-            "engine.prepare(engine.every_case()[{0}::2])")
+_COMPILE = ("from emulator.compiled import ahead, cache; cache.trusted = True; "
+            "ahead.prepare(ahead.every_case()[{0}::2])")
 
 
 def pytest_configure(config: pytest.Config) -> None:

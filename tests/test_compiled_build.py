@@ -13,7 +13,7 @@ import pytest
 
 pytest.importorskip("numba")
 
-from emulator.compiled import build
+from emulator.compiled import build, cache
 from emulator.compiled.policies import HOOKS, common, hooks
 
 FORM = """
@@ -42,7 +42,7 @@ def test_a_kernel_binds_its_policys_hooks_and_the_defaults_for_the_rest(template
     sqd = importlib.import_module("emulator.compiled.policies.sqd")
     assert built.dispatch is sqd.dispatch and built.replied is sqd.replied
     assert built.on_arrive_batch is common.nothing_on_arrive_batch  # SQ(d) has none
-    assert Path(built.__file__).parent == build.folder()
+    assert Path(built.__file__).parent == cache.kernels_folder()
     assert "from .policies.template import" not in Path(built.__file__).read_text()
 
 

@@ -104,7 +104,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
     point = Scenario.from_dict({"name": "warm", "policies": [{"name": "jsq"}], "run": {"jobs": 10}}).points()[0]
     assert compiled.prepare([(point, point.policies[0])])
-    folder = build.cache_folder()
+    folder = cache.kernels_cache_folder()
     assert folder == Path(build.loop(*KERNEL).simulate._cache._cache_path) and folder in cache.folders()
     sources = cache.sources_digest()
     snapshot = tmp_path_factory.mktemp("warm") / "cache"
@@ -206,7 +206,7 @@ def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path,
     for name in END_TO_END:
         copy = tmp_path / name
         shutil.copytree(ROOT / "emulator", copy / "emulator", ignore=shutil.ignore_patterns("*.nb[ic]", "*.tmp.*"))
-        pycache = copy / "emulator" / "compiled" / "__pycache__" / "lbemu-kernels" / "__pycache__"  # build.folder
+        pycache = copy / "emulator" / "compiled" / "__pycache__" / "lbemu-kernels" / "__pycache__"  # the kernels
         _copy_cache(folder, pycache)
         _damage(pycache, name)
         copies[name] = copy

@@ -13,13 +13,13 @@ Importing this package does not import numba; running does.
 
 from __future__ import annotations
 
+from .ahead import prepare
 from .engine import (
     AUTO_SECONDS,
     COMPILE_SECONDS,
     COMPILED,
     available,
     has_compiled_form,
-    prepare,
     record,
     run,
     simpy_seconds,

@@ -28,7 +28,6 @@ import sys
 import uuid
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from . import cache
 from .policies import HOOKS
@@ -43,50 +42,6 @@ FEATURES = {"kernel": ("latent", "checked"), "slotted": ("held", "checked")}
 numba drops the code it guards (a kernel without latency compiles in about 30% less time; only a user's
 policy pays for the checks of its decisions)."""
 _PACKAGE = Path(__file__).parent
-
-
-def folder() -> Path:
-    """Where the kernels' sources are written: beside numba's cache of the package, or the user's cache.
-
-    ``NUMBA_CACHE_DIR`` if set; else the package's ``__pycache__`` if it can be written;
-    else ``~/.cache/lbemu`` (an installation in a read-only folder).
-    """
-    chosen = os.environ.get("NUMBA_CACHE_DIR")
-    candidates = [Path(chosen) / "lbemu-kernels"] if chosen else []
-    candidates += [_PACKAGE / "__pycache__" / "lbemu-kernels", Path.home() / ".cache" / "lbemu" / "kernels"]
-    for candidate in candidates:
-        try:
-            candidate.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            continue
-        if os.access(candidate, os.W_OK):
-            return candidate
-    raise RuntimeError("no folder to write the compiled kernels in (set NUMBA_CACHE_DIR)")
-
-
-_PROBE = """# Written by lbemu: numba's cache folder for the kernels beside it (see emulator.compiled.build).
-from numba import njit
-
-
-@njit(cache=True)
-def here():
-    return 0
-"""
-
-
-@functools.cache
-def cache_folder() -> Path:
-    """Where numba caches the kernels of `folder`: asked of numba, through a function written beside them."""
-    where = folder()
-    probe = where / "lbemu_probe.py"
-    if not probe.exists() or probe.read_text(encoding="utf-8") != _PROBE:
-        _write(probe, _PROBE)
-    spec = importlib.util.spec_from_file_location(f"{__package__}._built_probe", probe)
-    assert spec is not None and spec.loader is not None
-    found = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(found)  # defines `here`; nothing is compiled
-    numba_cache: Any = getattr(found.here, "_cache", None)  # none when NUMBA_DISABLE_JIT runs it as Python
-    return Path(numba_cache._cache_path) if hasattr(numba_cache, "_cache_path") else where / "__pycache__"
 
 
 def source(template: str, module_name: str, features: tuple[bool, ...] | None = None) -> str:
@@ -143,7 +98,7 @@ def loop(template: str, module_name: str, features: tuple[bool, ...] | None = No
         safe += "__" + "_".join(f"{name}{int(value)}" for name, value in zip(FEATURES[template], features,
                                                                               strict=True))
     stem = f"{template}__{safe}__{_digest(text, module_name)}"
-    where = folder()
+    where = cache.kernels_folder()
     path = where / f"{stem}.py"
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         _write(path, text)

@@ -25,7 +25,9 @@ Concurrent processes can at worst make each other compile again: slower, never w
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import os
 import re
 import uuid
@@ -162,15 +164,13 @@ def check() -> list[Path]:
 
     Runs once per process, before a kernel is first called (then numba loads it, or
     compiles it where the cache is gone), the folder of the kernels built per policy
-    (`build.cache_folder`) included.
+    (`kernels_cache_folder`) included.
     """
     global _checked
     if _checked or trusted:
         return []
     _checked = True
-    from .build import cache_folder
-
-    return [folder for folder in sorted({*folders(), cache_folder()}) if check_folder(folder)]
+    return [folder for folder in sorted({*folders(), kernels_cache_folder()}) if check_folder(folder)]
 
 
 def check_folder(folder: Path) -> bool:
@@ -264,3 +264,51 @@ def _guarded_save(save: Any) -> Any:
         except Exception:  # e.g. an index numba cannot read: this process compiled anyway
             pass
     return save_overload
+
+
+# -- the kernels built per policy (`build`) -----------------------------------------------
+def kernels_folder() -> Path:
+    """Where the kernels' sources are written: beside numba's cache of the package, or the user's cache.
+
+    ``NUMBA_CACHE_DIR`` if set; else the package's ``__pycache__`` if it can be written;
+    else ``~/.cache/lbemu`` (an installation in a read-only folder).
+    """
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    candidates = [Path(chosen) / "lbemu-kernels"] if chosen else []
+    candidates += [Path(__file__).parent / "__pycache__" / "lbemu-kernels",
+                   Path.home() / ".cache" / "lbemu" / "kernels"]
+    for candidate in candidates:
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(candidate, os.W_OK):
+            return candidate
+    raise RuntimeError("no folder to write the compiled kernels in (set NUMBA_CACHE_DIR)")
+
+
+_PROBE = """# Written by lbemu: numba's cache folder for the kernels beside it (see emulator.compiled.cache).
+from numba import njit
+
+
+@njit(cache=True)
+def here():
+    return 0
+"""
+
+
+@functools.cache
+def kernels_cache_folder() -> Path:
+    """Where numba caches the kernels of `folder`: asked of numba, through a function written beside them."""
+    where = kernels_folder()
+    probe = where / "lbemu_probe.py"
+    if not probe.exists() or probe.read_text(encoding="utf-8") != _PROBE:
+        temporary = probe.with_name(f"{probe.name}.tmp.{uuid.uuid4().hex[:16]}")
+        temporary.write_text(_PROBE, encoding="utf-8")
+        os.replace(temporary, probe)
+    spec = importlib.util.spec_from_file_location(f"{__package__}._built_probe", probe)
+    assert spec is not None and spec.loader is not None
+    found = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(found)  # defines `here`; nothing is compiled
+    numba_cache: Any = getattr(found.here, "_cache", None)  # none when NUMBA_DISABLE_JIT runs it as Python
+    return Path(numba_cache._cache_path) if hasattr(numba_cache, "_cache_path") else where / "__pycache__"
