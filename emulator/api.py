@@ -580,20 +580,15 @@ def _load_kernel(todo: list[Task], announce: bool) -> bool:
     from .experiment.runner import choose_engine
 
     cases = {(task.point.index, task.policy.label): task for task in todo}.values()
-    times = {task.point.scenario.system.time for task in cases if choose_engine(task.point, task.policy) == "compiled"}
-    if not times:
+    kernels = [(task.point, task.policy) for task in cases if choose_engine(task.point, task.policy) == "compiled"]
+    if not kernels:
         return False
     from . import compiled
 
-    # The kernels this run needs, as if none were cached (the line is said only when one is not).
-    seconds = (compiled.COMPILE_SECONDS if "continuous" in times else 0) + \
-        (compiled.SLOTTED_COMPILE_SECONDS if "slotted" in times else 0)
-
-    clock = _Clock(f"lbemu: compiling the simulation kernel (once per installation, about {seconds} s; "
-                   "--set run.engine=simpy runs without it)")
+    clock = _Clock("lbemu: compiling the simulation kernel of each policy on its first use (about "
+                   f"{compiled.COMPILE_SECONDS} s each; --set run.engine=simpy runs without it)")
     try:
-        return compiled.prepare(announce=clock.start if announce else None, continuous="continuous" in times,
-                                slotted="slotted" in times)
+        return compiled.prepare(kernels, announce=clock.start if announce else None)
     finally:
         clock.stop()
 

@@ -201,11 +201,11 @@ def _example_label(cls: Any) -> str:
 
 
 def _policies(args: argparse.Namespace) -> int:
-    from .compiled import COMPILED
+    from .compiled import has_compiled_form
     from .policies import REGISTRY
 
     for name, cls in REGISTRY.items():
-        engines = "simpy, compiled" if name in COMPILED else "simpy"
+        engines = "simpy, compiled" if has_compiled_form(name) else "simpy"
         print(f"{name} (label e.g. {_example_label(cls)}): {cls.messages}; engines: {engines}")
         for field, info in cls.Config.model_fields.items():
             if field in ("name", "label"):

@@ -11,26 +11,25 @@ import pytest
 from helpers import intervals
 from helpers.scenarios import trace_arrivals
 
-# Compiling the kernels when the cache has none; `cache._checked`: the first process checked it already.
+# Compiling the kernels when the cache has none; `cache.trusted`: the first process checked it already.
 _CHECK = "from emulator import compiled; compiled.available()"
-_COMPILE = ("from emulator.compiled import cache; cache._checked = True; "
-            "from emulator import compiled; compiled.prepare(continuous={0}, slotted={1})")
+_COMPILE = ("from emulator.compiled import ahead, cache; cache.trusted = True; "
+            "ahead.prepare(ahead.every_case()[{0}::2])")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     """On the controller of several test processes: compile the kernels once, before they start.
 
-    Otherwise each process compiles the event kernel and the slot clock on its first compiled
-    test (minutes of CPU each, on an empty cache), side by side. Here one process checks the
-    cache (discarding a stale one), then the two kernels compile at once in two processes, so
-    that neither discards what the other is writing; the test processes load them. It does
-    nothing when the cache holds them, and on failure the tests compile as before.
+    Otherwise each process compiles the kernels of each policy on its first compiled test (10-30 s
+    of CPU each, on an empty cache), often the same ones side by side. Here one process checks the
+    cache (discarding a stale one), then every kernel compiles once, half in each of two processes
+    that trust that check, so that neither discards what the other is writing; the test processes
+    load them. It does nothing when the cache holds them, and on failure the tests compile as before.
     """
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
     subprocess.run([sys.executable, "-c", _CHECK], check=False)
-    compiling = [subprocess.Popen([sys.executable, "-c", _COMPILE.format(events, not events)])
-                 for events in (True, False)]
+    compiling = [subprocess.Popen([sys.executable, "-c", _COMPILE.format(half)]) for half in (0, 1)]
     for process in compiling:
         process.wait()
 

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 import emulator
 from emulator import compiled
 from emulator.compiled import engine as compiled_engine
+from emulator.compiled import supports as compiled_supports
 from emulator.errors import ScenarioError
 from emulator.experiment.runner import Task, choose_engine, run_task
 from emulator.model.build import build_model
@@ -248,9 +249,9 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     point = make_point({"name": "jsq"}, servers=4, jobs=100)
     policy = point.policies[0]
     assert compiled.supports(point, policy) is None
-    known = dict(compiled_engine._KNOWN_FIELDS)
+    known = dict(compiled_supports._KNOWN_FIELDS)
     known["system"] = known["system"] - {"speeds"}  # as if `speeds` were a new option
-    monkeypatch.setattr(compiled_engine, "_KNOWN_FIELDS", known)
+    monkeypatch.setattr(compiled_supports, "_KNOWN_FIELDS", known)
     reason = compiled.supports(point, policy)
     assert reason is not None and "speeds" in reason
     monkeypatch.undo()
@@ -260,7 +261,7 @@ def test_a_scenario_option_the_kernel_does_not_know_falls_back(monkeypatch: pyte
     sqd = make_point({"name": "sqd", "d": 2}, servers=4, jobs=100)
     assert "replace" in (compiled.supports(sqd, sqd.policies[0]) or "")
     monkeypatch.undo()
-    monkeypatch.setattr(compiled_engine, "_KNOWN_METRICS", compiled_engine._KNOWN_METRICS[:-1])
+    monkeypatch.setattr(compiled_supports, "_KNOWN_METRICS", compiled_supports._KNOWN_METRICS[:-1])
     assert "metric columns" in (compiled.supports(point, policy) or "")  # a column it does not fill
 
 
@@ -281,20 +282,23 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
     """JIQ and JBT-d with 200 dispatchers for 60 servers: the lists' pool runs out of room while the
     policy is built, during a threshold update (reset: every list refills) and between events; the
     kernel stops there for more and goes on, with the SimPy engine's rows."""
-    from emulator.compiled import kernel
+    from emulator.compiled import build
     from emulator.compiled import state as S
 
     seen: set[str] = set()
-    simulate = kernel.simulate
 
-    def spy(*args: Any) -> int:
-        status = int(simulate(*args))
-        if status == S.NEED_LISTS:
-            iv = args[2]
-            seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
-        return status
+    def spy(simulate: Any) -> Any:
+        def spied(*args: Any) -> int:
+            status = int(simulate(*args))
+            if status == S.NEED_LISTS:
+                iv = args[2]
+                seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
+            return status
+        return spied
 
-    monkeypatch.setattr(kernel, "simulate", spy)
+    for name in ("jiq", "jbt"):
+        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False))
+        monkeypatch.setattr(kernel, "simulate", spy(kernel.simulate))
     many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
     same_row({"policy": "jiq", **many})
     same_row({"policy": "jbt", "d": 2, "period": 0.5, "reset": True, **many})

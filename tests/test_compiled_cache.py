@@ -31,11 +31,12 @@ from emulator.compiled import cache
 ROOT = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 300  # the longest another process may take to compile into the package's cache and seal it
 OPTIONS: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 4, "occupancy": True}
+KERNEL = ("kernel", "emulator.compiled.policies.jsq", (False, False))  # JSQ's event kernel, no latency (`build.loop`)
 SCRIPT = f"""
 import json, emulator
-from emulator.compiled import kernel
+from emulator.compiled import build
 row = emulator.simulate('jsq', engine='compiled', **{OPTIONS!r})
-stats = kernel.simulate.stats
+stats = build.loop(*{KERNEL!r}).simulate.stats
 print(json.dumps({{'row': {{k: repr(v) for k, v in row.items()}}, 'file': emulator.__file__,
                   'hits': sum(stats.cache_hits.values()), 'misses': sum(stats.cache_misses.values())}}))
 """
@@ -84,7 +85,7 @@ DAMAGE = {  # name: (file, how)
 def _target(folder: Path, kind: str) -> Path:
     if kind == "manifest":
         return folder / cache.MANIFEST
-    pattern = "kernel.simulate-*.nbi" if kind == "index" else "kernel.simulate-*.nbc"
+    pattern = f"{_stem()}.simulate-*.nbi" if kind == "index" else f"{_stem()}.simulate-*.nbc"
     found = sorted(folder.glob(pattern))
     assert len(found) == 1, found
     return found[0]
@@ -98,21 +99,30 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     clock, say), or discarding it: until that process seals, the files differ from the manifest.
     So the folder is copied, and copied again, until the copy is a sealed cache that holds the kernel.
     """
-    from emulator.compiled import kernel
+    from emulator.compiled import build
+    from emulator.scenario.sweep import Scenario
 
-    assert compiled.prepare()
-    folder = Path(kernel.simulate._cache._cache_path)
-    assert folder in cache.folders()
+    point = Scenario.from_dict({"name": "warm", "policies": [{"name": "jsq"}], "run": {"jobs": 10}}).points()[0]
+    assert compiled.prepare([(point, point.policies[0])])
+    folder = cache.kernels_cache_folder()
+    assert folder == Path(build.loop(*KERNEL).simulate._cache._cache_path) and folder in cache.folders()
     sources = cache.sources_digest()
     snapshot = tmp_path_factory.mktemp("warm") / "cache"
     deadline = time.monotonic() + SETTLE_SECONDS
     while True:
         shutil.rmtree(snapshot, ignore_errors=True)
         _copy_cache(folder, snapshot)
-        if cache.intact(snapshot, sources) and any(snapshot.glob("kernel.simulate-*.nbc")):
+        if cache.intact(snapshot, sources) and any(snapshot.glob(f"{_stem()}.simulate-*.nbc")):
             return snapshot
         assert time.monotonic() < deadline, f"{folder} was not a sealed cache with the kernel for {SETTLE_SECONDS} s"
         time.sleep(1.0)
+
+
+def _stem() -> str:
+    """The file name stem of JSQ's event kernel (its sources' digest included)."""
+    from emulator.compiled import build
+
+    return Path(build.loop(*KERNEL).__file__).stem
 
 
 def _copy_cache(source: Path, folder: Path) -> None:
@@ -164,7 +174,7 @@ END_TO_END = ("nbi-random-bytes-unseen", "manifest-random-bytes")
 BY_CLI = "manifest-random-bytes"  # this copy runs `lbemu run` on two workers instead of `simulate`
 RUN = {"name": "cache", "seed": 8, "replications": 2, "run": {"jobs": 3000, "warmup_jobs": 300, "engine": "compiled"},
        "system": {"servers": 6}, "policies": [{"name": "jsq"}, {"name": "sqd", "d": 2}]}
-COMPILING = "lbemu: compiling the simulation kernel (once per installation, about"
+COMPILING = "lbemu: compiling the simulation kernel of each policy on its first use (about"
 
 
 def _start_cli(copy: Path, out: Path) -> subprocess.Popen[str]:
@@ -196,7 +206,7 @@ def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path,
     for name in END_TO_END:
         copy = tmp_path / name
         shutil.copytree(ROOT / "emulator", copy / "emulator", ignore=shutil.ignore_patterns("*.nb[ic]", "*.tmp.*"))
-        pycache = copy / "emulator" / "compiled" / "__pycache__"
+        pycache = copy / "emulator" / "compiled" / "__pycache__" / "lbemu-kernels" / "__pycache__"  # the kernels
         _copy_cache(folder, pycache)
         _damage(pycache, name)
         copies[name] = copy
@@ -221,6 +231,6 @@ def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path,
         _, stderr = cli.communicate(timeout=900)
         assert cli.returncode == 0, stderr[-3000:]
         said = [line for line in stderr.splitlines() if "compiling" in line]
-        assert said == ([f"{COMPILING} {compiled.COMPILE_SECONDS} s)"] if run == "damaged" else []), stderr[-3000:]
+        assert [line.startswith(COMPILING) for line in said] == ([True] if run == "damaged" else []), stderr[-3000:]
         (rows, engines), (simpy_rows, _) = _runs(out), _runs(tmp_path / "simpy")
         assert rows == simpy_rows and engines == {"compiled"}

@@ -1,7 +1,8 @@
 """A policy written outside lbemu, as docs/policies.md shows it: registered, checked, run from YAML.
 
-The example's source is read from docs/policies.md itself (the block that starts
-``# ring.py``) into a folder outside the package, so the docs cannot go stale. Each
+The example's source is read from docs/policies.md itself (the blocks that start
+``# ring.py`` and ``# ring_compiled.py``, its compiled form) into a folder outside
+the package, so the docs cannot go stale. Each
 case runs in a process of its own: registering a policy changes the registry of
 the process that does it.
 """
@@ -28,10 +29,12 @@ def _example(folder: Path) -> tuple[Path, str]:
     """The docs' ``ring.py`` written into ``folder``, and the docs' block that uses it."""
     blocks = FENCE.findall(DOC.read_text())
     (module,) = [block for block in blocks if block.startswith("# ring.py")]
+    (compiled,) = [block for block in blocks if block.startswith("# ring_compiled.py")]
     (usage,) = [block for block in blocks if "register_policy" in block]
-    assert len(module.splitlines()) <= 60, "the example should stay short"
+    assert len(module.splitlines()) <= 60 and len(compiled.splitlines()) <= 40, "the example should stay short"
     path = folder / "ring.py"
     path.write_text(module)
+    (folder / "ring_compiled.py").write_text(compiled)
     return path, usage
 
 
@@ -111,3 +114,31 @@ for cls in (NoConfig, emulator.REGISTRY["jsq"].Config, type("jsq", (emulator.REG
     done = _python(ROOT, script)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split() == ["register_policy"] * 3
+
+
+def test_its_compiled_form_runs_from_outside_the_package_with_simpys_rows(tmp_path: Path) -> None:
+    """The docs' compiled form, built into a kernel of its own: rows identical to SimPy's, with and without
+    latency and with several dispatchers."""
+    _example(tmp_path)
+    script = """
+import json, emulator
+from ring import RingPolicy
+emulator.register_policy(RingPolicy)
+base = {"name": "ring", "seed": 3, "replications": 2, "run": {"jobs": 4000, "warmup_jobs": 400},
+        "system": {"servers": 12, "dispatchers": 2}, "policies": [{"name": "ring", "spacing": 5}],
+        "sweep": {"network.latency": [{"kind": "deterministic", "mean": 0}, {"kind": "exponential", "mean": 0.2}]}}
+rows = {}
+for engine in ("simpy", "compiled"):
+    runs = emulator.run({**base, "run": {**base["run"], "engine": engine}}, workers=1).runs
+    rows[engine] = runs.drop(columns=["wall_seconds"]).astype(str).to_dict("records")
+print(json.dumps(rows))
+"""
+    done = _python(tmp_path, script)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {row.pop("engine") for row in rows["compiled"]} == {"compiled"}
+    assert {row.pop("engine") for row in rows["simpy"]} == {"simpy"}
+    assert rows["compiled"] == rows["simpy"] and len(rows["simpy"]) == 4
+    # Two round trips per job: exactly without latency; with it a few asks straddle the window's edges.
+    per_job = sorted(float(row["messages_per_job"]) for row in rows["simpy"])
+    assert per_job[0] == 4.0 and all(abs(value - 4.0) < 0.01 for value in per_job)

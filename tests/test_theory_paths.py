@@ -197,17 +197,18 @@ def test_jbt_picks_listed_servers_in_proportion_to_speed() -> None:
     trace = traced({"name": "jbt", "d": 2, "period": 2.0}, seed=5, servers=8, jobs=6000, warmup=0, load=0.7,
                    speeds=speeds, arrivals={"kind": "poisson"}, service={"kind": "exponential", "mean": 1})
     model = trace.model
-    policy = model.policy
-    dispatch = policy.dispatch
     seen: list[tuple[list[int], Any]] = []
 
-    def recorded(dispatcher: Any, job: Any) -> None:
-        listed = list(dispatcher.state.ids)
-        dispatch(dispatcher, job)
-        if job.via_list:
-            seen.append((listed, job))
+    def recorded(dispatcher: Any, receive: Any) -> Any:
+        def receiving(job: Any) -> None:
+            listed = list(dispatcher.state.ids)
+            receive(job)
+            if job.via_list:
+                seen.append((listed, job))
+        return receiving
 
-    policy.dispatch = recorded  # type: ignore[method-assign]
+    for dispatcher in model.dispatchers:  # each hands its jobs to the policy through `receive`
+        dispatcher.receive = recorded(dispatcher, dispatcher.receive)
     trace.run()
     fast = {sid for sid, mu in enumerate(speeds) if mu > 1}
     p_weighted, p_uniform, picks = [], [], 0

@@ -25,7 +25,9 @@ Concurrent processes can at worst make each other compile again: slower, never w
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import importlib.util
 import os
 import re
 import uuid
@@ -41,20 +43,45 @@ _LINE = re.compile(r"([0-9a-f]{64}) ([^/\\\s]+\.nb[ic])")
 _SOURCES = re.compile(r"sources ([0-9a-f]{64})")
 
 _checked = False  # `check` ran in this process
+trusted = False  # a process started by one that checked the caches for it: it checks none (and discards none)
+_checked_folders: set[Path] = set()  # the folders checked in this process
+_built: list[Any] = []  # the kernel modules `build` loaded in this process
 _sealed = 0  # the cache misses (compilations) of this process that `seal` has recorded
 
 
 def dispatchers() -> list[Any]:
-    """The package's numba functions that have a disk cache (``cache=True``)."""
+    """The numba functions with a disk cache (``cache=True``): the package's, and the kernels built in this process."""
     from numba.core.dispatcher import Dispatcher
 
-    from . import core, kernel, occupancy, slotted
-    from .policies import MODULES, common
+    from ..policies import BUILT_IN
+    from . import core, network, occupancy, recorder, slots
+    from .policies import common, module
 
-    modules = (core, kernel, occupancy, slotted, common, *MODULES.values())
+    forms = [module(name) for name in BUILT_IN if _has_form(name)]
+    modules = (core, network, occupancy, recorder, slots, common, *forms, *_built)
     found = [value for module in modules for value in vars(module).values() if isinstance(value, Dispatcher)]
     unique = list({id(d): d for d in found}.values())  # functions imported by a sibling appear twice
     return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]
+
+
+def _has_form(name: str) -> bool:
+    from .policies import name_of
+
+    return name_of(name) is not None
+
+
+def track(built: Any) -> None:
+    """Count a kernel module that `build` loaded among the package's (its cache is checked and sealed alike)."""
+    _built.append(built)
+
+
+def cache_folders(built: Any) -> list[Path]:
+    """The numba cache folders of a module's cached functions."""
+    from numba.core.dispatcher import Dispatcher
+
+    found: list[Any] = [getattr(value, "_cache", None) for value in vars(built).values()
+                        if isinstance(value, Dispatcher)]
+    return sorted({Path(cache._cache_path) for cache in found if hasattr(cache, "_cache_path")})
 
 
 def folders() -> list[Path]:
@@ -63,15 +90,13 @@ def folders() -> list[Path]:
 
 
 def sources_digest() -> str:
-    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included,
-    and of the registry's list of compiled policies (the kernel's switches are built from it)."""
-    from .policies import fingerprint
-
+    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included."""
     root = Path(__file__).parent
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
+        if "__pycache__" in path.parts:  # the kernels `build` writes there are made from these sources
+            continue
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    digest.update(fingerprint().encode())
     return digest.hexdigest()
 
 
@@ -135,37 +160,45 @@ def intact(folder: Path, sources: str) -> bool:
 
 
 def check() -> list[Path]:
-    """Discard every cache folder that is not `intact`; return the discarded ones that held files.
+    """Discard every cache folder of the package that is not `intact`; return the discarded ones that held files.
 
-    Runs once per process, before the kernel is first called (then numba loads it, or
-    compiles it where the cache is gone).
+    Runs once per process, before a kernel is first called (then numba loads it, or
+    compiles it where the cache is gone), the folder of the kernels built per policy
+    (`kernels_cache_folder`) included.
     """
     global _checked
-    if _checked:
+    if _checked or trusted:
         return []
     _checked = True
+    return [folder for folder in sorted({*folders(), kernels_cache_folder()}) if check_folder(folder)]
+
+
+def check_folder(folder: Path) -> bool:
+    """Discard ``folder``'s cache files unless it is `intact` (once per process); True if files were discarded."""
+    if trusted or folder in _checked_folders:
+        return False
+    _checked_folders.add(folder)
     sources = sources_digest()
-    discarded = []
-    caches = [d._cache for d in dispatchers()]
-    for folder in folders():
-        if intact(folder, sources):
-            continue
-        present = list(_files(folder))
-        if present:
-            discarded.append(folder)
-        for path in present:
+    if intact(folder, sources):
+        return False
+    present = list(_files(folder))
+    for path in present:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    for dispatcher in dispatchers():  # where a file could not be removed, an empty index hides it
+        if Path(dispatcher._cache._cache_path) == folder and any(_files(folder)):
             try:
-                path.unlink()
-            except OSError:
+                dispatcher._cache.flush()
+            except Exception:  # a folder that cannot be written: numba compiles each time
                 pass
-        for cache in caches:  # where a file could not be removed, an empty index hides it
-            if Path(cache._cache_path) == folder and any(_files(folder)):
-                try:
-                    cache.flush()
-                except Exception:  # a folder that cannot be written: numba compiles each time
-                    pass
-        _write(folder, sources, {})
-    return discarded
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        pass
+    _write(folder, sources, {})
+    return bool(present)
 
 
 def _misses() -> int:
@@ -231,3 +264,51 @@ def _guarded_save(save: Any) -> Any:
         except Exception:  # e.g. an index numba cannot read: this process compiled anyway
             pass
     return save_overload
+
+
+# -- the kernels built per policy (`build`) -----------------------------------------------
+def kernels_folder() -> Path:
+    """Where the kernels' sources are written: beside numba's cache of the package, or the user's cache.
+
+    ``NUMBA_CACHE_DIR`` if set; else the package's ``__pycache__`` if it can be written;
+    else ``~/.cache/lbemu`` (an installation in a read-only folder).
+    """
+    chosen = os.environ.get("NUMBA_CACHE_DIR")
+    candidates = [Path(chosen) / "lbemu-kernels"] if chosen else []
+    candidates += [Path(__file__).parent / "__pycache__" / "lbemu-kernels",
+                   Path.home() / ".cache" / "lbemu" / "kernels"]
+    for candidate in candidates:
+        try:
+            candidate.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(candidate, os.W_OK):
+            return candidate
+    raise RuntimeError("no folder to write the compiled kernels in (set NUMBA_CACHE_DIR)")
+
+
+_PROBE = """# Written by lbemu: numba's cache folder for the kernels beside it (see emulator.compiled.cache).
+from numba import njit
+
+
+@njit(cache=True)
+def here():
+    return 0
+"""
+
+
+@functools.cache
+def kernels_cache_folder() -> Path:
+    """Where numba caches the kernels of `folder`: asked of numba, through a function written beside them."""
+    where = kernels_folder()
+    probe = where / "lbemu_probe.py"
+    if not probe.exists() or probe.read_text(encoding="utf-8") != _PROBE:
+        temporary = probe.with_name(f"{probe.name}.tmp.{uuid.uuid4().hex[:16]}")
+        temporary.write_text(_PROBE, encoding="utf-8")
+        os.replace(temporary, probe)
+    spec = importlib.util.spec_from_file_location(f"{__package__}._built_probe", probe)
+    assert spec is not None and spec.loader is not None
+    found = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(found)  # defines `here`; nothing is compiled
+    numba_cache: Any = getattr(found.here, "_cache", None)  # none when NUMBA_DISABLE_JIT runs it as Python
+    return Path(numba_cache._cache_path) if hasattr(numba_cache, "_cache_path") else where / "__pycache__"

@@ -1,4 +1,4 @@
-"""The compiled engine's Python side: what it supports, the random streams, the refill loop.
+"""The compiled engine's drivers: one replication on a policy's kernel, with the refill loop around it.
 
 The kernel (`kernel.simulate`) draws the policy's uniforms itself, from the very
 ``generator(seed, "policy")`` object, one ``rng.random(BATCH)`` block when the
@@ -10,278 +10,37 @@ as the SimPy engine, and handed to the kernel when it runs out: each of these
 streams is consumed in order and by nothing else, so drawing ahead changes
 nothing. Speeds drawn from a law come from the model's own `_speeds` (the same
 draws, rate and overload check). The recorder's totals, and the occupancy
-observer's state, come back into a real `Recorder` and `Occupancy`, whose
+observer's window, come back as the plain `RunResult` both engines return, whose
 `metrics` and `arrays` compute the row as for the SimPy engine.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import itertools
 import math
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ..measure.messages import KINDS, Kind
-from ..measure.occupancy import OCCUPANCY_METRICS, Occupancy, theory_mean
-from ..measure.recorder import METRICS, QuantileSketch, Recorder
+from ..measure.result import RunResult
 from ..measure.series import Series
-from ..policies import BUILT_IN, REGISTRY
+from ..measure.sketch import QuantileSketch
+from ..policies import BUILT_IN
 from ..scenario.schema import ResolvedPolicy, SlotConfig
-from ..scenario.sweep import Point, Scenario
-from ..workload import arrivals
+from ..scenario.sweep import Point
 from ..workload.speeds import draw_speeds
 from ..workload.streams import BATCH, generator
 from . import state as S
+from .arrays import Jobs, OccupancyArrays, fold, measurements
+from .blocks import gap_blocks, law_blocks, size_blocks, uniform_blocks
+from .cost import AUTO_SECONDS, simpy_seconds
+from .loading import COMPILE_SECONDS, available, features
+from .supports import COMPILED, PointView, has_compiled_form, supports
 
-COMPILED: frozenset[str] = frozenset(name for name, cls in REGISTRY.items() if name in BUILT_IN and cls.compiled)
-"""The policies with a compiled version (their classes name it: `Policy.compiled`), read without numba."""
-
-AUTO_SECONDS = 1.0
-"""``run.engine: auto`` runs a replication on the compiled engine when SimPy would take this long or more.
-
-See `simpy_seconds`: above a second of SimPy, the compiled engine (at most 0.3 of
-SimPy's time per job in every case measured) makes up for loading its kernel
-(0.5-0.8 s per process; compiling it, once per installation, about `COMPILE_SECONDS`).
-"""
-
-
-def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
-    """The SimPy engine's CPU seconds for one replication of ``policy`` at ``point``, estimated.
-
-    The cost model of ``run.engine: auto``: (warm-up + jobs) x microseconds per job, with
-
-        4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
-        + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event,
-          and with network.loss 4 per query and reply (each a closure and a check more, and a timeout)
-
-    Servers sampled per job are the policy's `Policy.samples_per_job`: d for SQ(d) and
-    the threshold policy (at most d probes), d for JIQ-SQ(d) (per idle token, at most
-    one per job), N / (period x arrival rate) for JBT-d (the N threshold messages of
-    each update, per job); none for Random, round robin and JSQ at zero latency, whose
-    2N messages SimPy counts without sending them and whose shortest queue it keeps in
-    an O(1) index (`policies.jsq.LengthIndex`), but N for JSQ with latency, which asks
-    them all. The N term is the machine's caches: past about a thousand servers,
-    SimPy's objects outgrow them.
-
-    Measured (CPU time per job, load 0.9, 2 shared cores; SimPy / compiled, in us):
-
-    ====================  =====  ========  ========================  ======  ========
-    case                  SimPy  compiled  case                      SimPy   compiled
-    ====================  =====  ========  ========================  ======  ========
-    Random N=100          4.0    0.17      SQ(3) N=1,000             8.7     0.29
-    Random N=10^4         13.1             SQ(10) N=1,000            12.3    0.40
-    Random N=10^5         21.8             SQ(32) N=1,000            19.8    0.74
-    round robin N=100     4.1    0.16      SQ(100) N=1,000           48.4    3.2
-    JSQ N=10              4.7    0.13      SQ(219) N=1,000 pools     101     12.3
-    JSQ N=1,000           6.5    0.32      SQ(922) N=10^4 pools      550     162
-    JSQ N=3,000           9.4              threshold d=3 N=100       7.5     0.21
-    JSQ N=10^4            17.9   0.33      threshold d=30 N=1,000    26.3    0.59
-    JSQ N=10^4 pools      17.6             JIQ N=100                 5.2     0.19
-    JSQ N=10^5            35.8             JIQ N=1,000               7.4     0.25
-    SQ(2) N=100           4.5    0.18      JIQ-SQ(2) 10 dispatchers  6.9     0.22
-    SQ(2) N=10^4          12.6             JBT-2 N=100 period 5      6.7     0.22
-    SQ(2) N=10^5          30.6             JBT-10 N=1,000 period 1   7.5     0.29
-    JSQ N=100 occupancy   6.1    0.20      SQ(100) N=1,000 occupancy 51.2    3.3
-    ====================  =====  ========  ========================  ======  ========
-
-    With exponential latency of mean 0.01 at N = 100: JSQ 464-515 / 9.5-11, SQ(2)
-    15-20 / 0.5, JIQ 8.5-14 / 0.35, JBT-10 8.8-13.6 / 0.35. With loss 0.05 too (timeout
-    0.05), measured in one run with latency alone on a loaded machine (latency alone there:
-    JSQ 503 / 29.5, SQ(2) 15.1 / 1.19, JIQ 9.1 / 0.47, JBT-10 9.3 / 0.48): JSQ 1,165 / 33.8,
-    SQ(2) 18.9 / 1.31, JIQ 8.2 / 0.39, JBT-10 6.4 / 0.21 (its lost reports take servers out
-    of the lists, so it sends fewer messages).
-
-    The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
-    more than it says); it only has to tell a run of a fraction of a second from one of
-    seconds. It grows with the jobs, so a shorter run is never moved to the slower engine.
-
-    In slotted time a job costs SimPy less and a slot costs it its clock's step, spread
-    over the slot's λN arrivals (``point.rate``): 2.5 + 0.5 per server sampled + 8 / λN,
-    with the same N and occupancy terms. Measured (SimPy, us per job; compiled at N = 50,
-    load 0.99: 45-102 ns): N=10 load 0.3 one decision per slot, JSQ 6.4 and JIQ 3.4 (the
-    model 5.2); N=10 load 0.99 JBT-2 2.5 (3.3); N=50 load 0.99 JSQ 4.1 per job and 2.8
-    per slot, SQ(2) 3.4 and 2.4, JBT-10 2.7 and 2.3 (2.7-3.7); N=1,000 load 0.9 per job
-    JSQ 3.5 (2.5).
-    """
-    run = point.scenario.run
-    n = point.servers
-    samples = REGISTRY[policy.name].samples_per_job(policy.config, _PointView(point))
-    if point.scenario.system.time == "slotted":
-        us = 2.5 + 0.5 * samples + 8.0 / point.rate
-    else:
-        us = 4.0 + 0.5 * samples
-    us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
-    network = point.scenario.network
-    if network.latency.mean != 0:
-        us += 2.4 * 2.0 + (4.0 if network.loss > 0 else 2.4) * 2.0 * samples
-    return run.total_jobs * us * 1e-6
-
-
-CHUNK = 16  # BATCH blocks per refill of the gap, size and split buffers
-
-# What the kernel was written against. Anything else in a scenario (a new key, a new
-# metric column, a new policy option) is something it may not reproduce: SimPy runs it.
-_KNOWN_FIELDS = {
-    "system": {"servers", "discipline", "capacity", "speeds", "dispatchers", "dispatcher_shares", "time", "slot",
-               "failures"},
-    "workload": {"load", "arrivals", "service"},
-    "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
-    "service": {"kind", "mean", "k", "scv", "alpha"},
-    "network": {"latency", "loss", "timeout"},
-    "run": {"jobs", "warmup_jobs", "engine", "occupancy", "batch_means"},
-}
-_KNOWN_METRICS = (
-    "jobs", "warmup_jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
-    "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
-    *(f"delivered_per_job_{k}" for k in KINDS), *(f"lost_per_job_{k}" for k in KINDS),
-    "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
-    *OCCUPANCY_METRICS,
-)
-_ARRIVALS = {"poisson", "deterministic", "mmpp2", "batch_poisson", "trace"}
-
-
-def supports(point: Point, policy: ResolvedPolicy) -> str | None:
-    """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
-    scenario = point.scenario
-    system = scenario.system
-    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
-        # SimPy delivers each message within its sender's step, and decides an ask there once its
-        # replies are in: the kernel replays that for messages on their way only (`faults`).
-        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
-    if system.failures is not None:
-        return "servers fail (system.failures)"
-    if policy.name not in COMPILED:
-        return f"policy '{policy.name}' has no compiled version"
-    parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
-             "service": scenario.workload.service, "network": scenario.network, "run": scenario.run}
-    for name, part in parts.items():
-        unknown = set(type(part).model_fields) - _KNOWN_FIELDS[name]
-        if unknown:
-            return f"{name} has options the compiled engine does not know: {sorted(unknown)}"
-    try:
-        from .policies import MODULES
-    except ImportError:
-        return "numba is not installed"
-    module = MODULES[policy.name]
-    unknown = set(policy.params) - module.PARAMS
-    if unknown:
-        return f"policy options the compiled engine does not know: {sorted(unknown)}"
-    if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
-        return "metric columns the compiled engine does not know"
-    if (scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None) and (
-            system.time == "slotted" or scenario.run.total_jobs >= 2**53):
-        return "run.warmup_jobs: auto and run.batch_means run in continuous time, below 2**53 jobs"
-    if scenario.run.total_jobs >= 2**62:
-        return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
-    # Known keys the kernel does not model yet: only their neutral values run compiled.
-    if system.time == "slotted":
-        problem = _slotted_problem(point, policy, module)
-        if problem is not None:
-            return problem
-    elif system.time != "continuous":
-        return f"time '{system.time}'"
-    if system.discipline not in ("fifo", "pool"):
-        return f"discipline '{system.discipline}'"
-    if scenario.workload.arrivals.kind not in _ARRIVALS:
-        return f"arrivals '{scenario.workload.arrivals.kind}'"
-    problem = getattr(module, "supports", None)
-    return None if problem is None else problem(policy.config, _PointView(point))
-
-
-_KNOWN_SLOT = {"same_slot", "dispatch", "pull_delay"}
-
-
-def _slotted_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | None:
-    """Why the compiled slot clock (`compiled.slotted`) cannot run this slotted case, or None."""
-    slot = point.scenario.system.slot or SlotConfig()
-    unknown = set(type(slot).model_fields) - _KNOWN_SLOT
-    if unknown:
-        return f"system.slot has options the compiled engine does not know: {sorted(unknown)}"
-    return None
-
-
-@functools.cache
-def available() -> bool:
-    """Whether the kernel loads in this process: numba is installed and can cache somewhere.
-
-    Numba caches next to the package (``__pycache__``), or, where that is read-only,
-    in the user's cache folder (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` if set;
-    with none writable it refuses to load, and the SimPy engine runs instead. The
-    cache is checked first (`cache.check`): one that is damaged or was compiled from
-    other sources is discarded, and the kernel compiled once more.
-    """
-    try:
-        from . import kernel  # noqa: F401
-    except (ImportError, RuntimeError):
-        return False
-    from . import cache
-
-    cache.guard()
-    cache.check()
-    return True
-
-
-COMPILE_SECONDS = 100
-"""About how long compiling the kernel takes on an empty cache.
-
-Measured on 2 shared cores: 89-105 s over four runs, with eleven compiled policies and message latency.
-"""
-
-SLOTTED_COMPILE_SECONDS = 80
-"""About how long compiling the slot clock (`slotted`, the kernel of slotted time) takes, on its first use.
-
-Measured on 2 shared cores: 82 s, after the event kernel (whose shared parts it loads).
-"""
-
-
-def prepare(announce: Callable[[], None] | None = None, continuous: bool = True, slotted: bool = False) -> bool:
-    """Load the kernels in this process, compiling them if the cache has none; False if numba is unusable.
-
-    A run calls it once before its worker processes start, so that they share what it
-    compiled or loaded (forked workers inherit the loaded kernel; others load the cache
-    it wrote) instead of compiling it each at once. ``continuous`` and ``slotted`` say
-    which kernels the run needs: the event kernel (`kernel`), the slot clock
-    (`slotted`). ``announce`` is called just before numba starts compiling, and not at
-    all when the kernels load from the cache.
-    """
-    if not available():
-        return False
-    from numba.core import event
-
-    from . import kernel
-    from . import slotted as slot_kernel
-
-    wanted = []
-    if continuous and not kernel.simulate.overloads:  # not loaded or compiled in this process yet
-        wanted.append({"name": "kernel", "run": {"jobs": 1, "warmup_jobs": 0},
-                       "system": {"servers": 2}, "policies": [{"name": "random"}]})
-    if slotted and not slot_kernel.simulate_slots.overloads:
-        wanted.append({"name": "slots", "run": {"jobs": 20, "warmup_jobs": 0},
-                       "system": {"servers": 2, "time": "slotted"}, "policies": [{"name": "random"}]})
-    if not wanted:
-        return True
-
-    class Announce(event.Listener):
-        said = False
-
-        def on_start(self, what: event.Event) -> None:
-            if announce is not None and not self.said:
-                self.said = True
-                announce()
-
-        def on_end(self, what: event.Event) -> None:
-            pass
-
-    with event.install_listener("numba:compile", Announce()):
-        for scenario in wanted:
-            point = Scenario.from_dict(scenario).points()[0]
-            record(point, point.policies[0], 1)
-    return True
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
+           "simpy_seconds", "supports"]
 
 
 def run(point: Point, policy: ResolvedPolicy, seed: int,
@@ -291,13 +50,13 @@ def run(point: Point, policy: ResolvedPolicy, seed: int,
 
 
 def record(point: Point, policy: ResolvedPolicy, seed: int,
-           progress: Callable[[int], None] | None = None, series: Series | None = None) -> Recorder:
-    """One replication on the compiled engine: its `Recorder`, as the SimPy model leaves it.
+           progress: Callable[[int], None] | None = None, series: Series | None = None) -> RunResult:
+    """One replication on the compiled engine: its measurements, identical to the SimPy engine's.
 
     ``series``, if given, is filled as `Recorder.series` (continuous time only).
     """
     from .core import BATCH as KERNEL_BATCH
-    from .kernel import RESPONSE_BATCH, simulate
+    from .recorder import RESPONSE_BATCH
 
     available()  # which also discards a damaged cache, or one compiled from other sources
 
@@ -315,10 +74,12 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     alike = bool(speeds.min() == speeds.max())
     if alike:
         speeds = speeds[:1]  # one entry: every server has this speed
-    from .policies import MODULES
+    from .build import loop
+    from .policies import module, name_of
     from .tools import Toolkit
 
-    description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
+    simulate = loop("kernel", name_of(policy.name), features(point, policy)).simulate  # built when first used
+    description = module(policy.name).describe(policy.config, PointView(point), speeds)
     P, Q = _parameters(point, policy, description)
     latent = scenario.network.latency.mean != 0
     P[S.P_LATENT] = latent
@@ -337,7 +98,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
-    jobs = _Jobs(n + 64, iv, latent)
+    jobs = Jobs(n + 64, iv, latent)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
@@ -352,7 +113,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     toolkit = Toolkit(description, n, dispatchers, speeds, iv)
     latencies = None
     if latent:
-        latencies = _law_blocks(scenario.network.latency.law(), seed, "network")
+        latencies = law_blocks(scenario.network.latency.law(), seed, "network")
         toolkit.open_network(description, P, iv)
         heap_cap = max(heap_cap, 2 * int(P[S.P_ROOM]) + heap_cap)
         heap = np.zeros(3 * heap_cap)
@@ -360,26 +121,25 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
     losses = None
     if faulty:  # `Uniforms(generator(seed, "loss"))`'s draws, one per control message sent
-        losses = _uniform_blocks(generator(seed, "loss"))
+        losses = uniform_blocks(generator(seed, "loss"))
         fv[S.F_LOSS], fv[S.F_TIMEOUT] = scenario.network.loss, scenario.network.timeout
         iv[S.I_NLOSS] = 0
         toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
 
-    occupancy = _OccupancyArrays(n, iv)
+    occupancy = OccupancyArrays(n, iv)
 
-    gaps = _gap_blocks(point, rate, seed)
-    sizes = _size_blocks(point, seed)
-    split = _uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
+    gaps = gap_blocks(point, rate, seed)
+    sizes = size_blocks(point, seed)
+    split = uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
     gap_buf = size_buf = split_buf = np.zeros(1)
 
     budget = 1 << 62 if progress is None else 500_000  # events between progress reports
+    run = S.Run(P, Q, iv, fv, counts, window)  # (none of these is replaced during the run)
     start = True
     while True:
-        status = simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
-                          jobs.arrival, jobs.at, jobs.size, jobs.start, jobs.next, jobs.measured,
-                          heap, gap_buf, size_buf, split_buf, bitgen, ubuf,
-                          responses, budget, start, toolkit.tools(),
-                          occupancy.count, occupancy.lengths, occupancy.totals)
+        status = simulate(run, servers, inv_speed, jobs.record(), heap,
+                          S.Inputs(gap_buf, size_buf, split_buf, ubuf, responses), bitgen, budget, start,
+                          toolkit.tools(), occupancy.record())
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
             from . import cache
 
@@ -408,6 +168,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             heap = _network_room(P, iv, toolkit, heap)
         elif status == S.EMPTY:  # what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
+        elif status == S.BAD_SERVER:
+            _bad_decision(policy, P, iv)
         elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress,
                               series):
             raise RuntimeError(f"the kernel returned {status}")
@@ -423,7 +185,19 @@ def _network_room(P: np.ndarray, iv: np.ndarray, toolkit: Any, heap: np.ndarray)
     return heap
 
 
-def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupancy: _OccupancyArrays,
+def _bad_decision(policy: ResolvedPolicy, P: np.ndarray, iv: np.ndarray) -> None:
+    """BAD_SERVER: a user's compiled form chose no server, or one that does not exist: fail in one line."""
+    from ..errors import PolicyError
+
+    chosen = int(iv[S.I_BAD])
+    if chosen >= 0:
+        raise PolicyError(f"policy {policy.name!r}: its compiled form sent a job to server {chosen}, expected one "
+                          f"of 0..{int(P[S.P_N]) - 1}")
+    raise PolicyError(f"policy {policy.name!r}: its compiled form did not send a job (dispatch returned server "
+                      f"{chosen} without asking any server)")
+
+
+def _shared_need(status: int, iv: np.ndarray, jobs: Jobs, toolkit: Any, occupancy: OccupancyArrays,
                  policy_rng: np.random.Generator, sketch: QuantileSketch, responses: np.ndarray,
                  progress: Callable[[int], None] | None, series: Series | None = None) -> bool:
     """Serve a request both kernels make (the event kernel's and the slot clock's); False if not one."""
@@ -440,7 +214,7 @@ def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupan
         toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
         iv[S.I_CHOICE] = 1
     elif status == S.FLUSH:
-        _fold(sketch, responses, int(iv[S.I_NRESP]), series)
+        fold(sketch, responses, int(iv[S.I_NRESP]), series)
         iv[S.I_NRESP] = 0
         if progress is not None:  # every 8,192 measured jobs
             progress(int(iv[S.I_FINISHED]))
@@ -453,29 +227,28 @@ def _shared_need(status: int, iv: np.ndarray, jobs: _Jobs, toolkit: Any, occupan
 
 
 def _finish(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray, sketch: QuantileSketch,
-            responses: np.ndarray, occupancy: _OccupancyArrays,
-            progress: Callable[[int], None] | None, series: Series | None = None) -> Recorder:
-    """The last responses folded, the last progress report, and the run's `Recorder`."""
-    _fold(sketch, responses, int(iv[S.I_NRESP]), series)
+            responses: np.ndarray, occupancy: OccupancyArrays,
+            progress: Callable[[int], None] | None, series: Series | None = None) -> RunResult:
+    """The last responses folded, the last progress report, and the run's measurements."""
+    fold(sketch, responses, int(iv[S.I_NRESP]), series)
     if progress is not None:  # the last report says done, as `Model.run`'s does
         progress(int(iv[S.I_FINISHED]))
-    recorder = _recorder(point, iv, fv, window, sketch)
+    result = measurements(point, iv, fv, window, sketch)
     if point.scenario.run.occupancy:
-        recorder.occupancy = occupancy.observer(point, iv, fv)
-    return recorder
+        result.occupancy = occupancy.result(point, iv, fv)
+    return result
 
 
 def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple[np.ndarray, np.ndarray]:
     """The kernels' parameters ``P`` (int64) and ``Q`` (float64): the scenario's and the policy's description."""
-    from .policies import CODES
     from .tools import pack
 
     scenario = point.scenario
     system = scenario.system
     P = np.zeros(S.P_NP, dtype=np.int64)
-    P[S.P_POLICY] = CODES[policy.name]
     P[S.P_N] = system.servers
     P[S.P_D] = system.dispatchers
+    P[S.P_CHECKED] = policy.name not in BUILT_IN  # a user's compiled form: its decisions are checked
     # The kernel's integers are int64; the SimPy engine takes any size. A capacity that cannot bind
     # runs as one that cannot either: a server never holds more jobs than the run creates.
     total = scenario.run.total_jobs  # below 2**62 (`supports`)
@@ -498,8 +271,8 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
 
 
 def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
-                    progress: Callable[[int], None] | None) -> Recorder:
-    """One slotted replication on the compiled slot clock (`compiled.slotted`): its `Recorder`.
+                    progress: Callable[[int], None] | None) -> RunResult:
+    """One slotted replication on the compiled slot clock (`compiled.slotted`): its measurements.
 
     Arrival counts and capacities come from the model's own iterators and numpy calls
     (`slots.arrival_counts`, and `slots.capacities`' blocks of `slots.ROWS` slots), on
@@ -508,8 +281,11 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     """
     from ..workload import slots
     from . import slotted as K
-    from .policies import MODULES
+    from .build import loop
+    from .policies import module, name_of
     from .tools import Toolkit
+
+    simulate_slots = loop("slotted", name_of(policy.name), features(point, policy)).simulate_slots  # on first use
 
     scenario = point.scenario
     system, workload = scenario.system, scenario.workload
@@ -519,7 +295,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     speeds = np.array(server_speeds, dtype=np.float64)
     if bool(speeds.min() == speeds.max()):
         speeds = speeds[:1]  # one entry: every server has this speed
-    description = MODULES[policy.name].describe(policy.config, _PointView(point), speeds)
+    description = module(policy.name).describe(policy.config, PointView(point), speeds)
     P, Q = _parameters(point, policy, description)
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
@@ -534,7 +310,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     window = np.zeros((2, 2 * len(KINDS)), dtype=np.int64)
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
-    jobs = _Jobs(n + 64, iv)
+    jobs = Jobs(n + 64, iv)
 
     policy_rng = generator(seed, "policy")
     interface = policy_rng.bit_generator.ctypes  # the kernel draws through it: `core.uniform`
@@ -543,7 +319,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     responses = np.zeros(2 * QuantileSketch.FLUSH)  # the responses, then their jobs' arrival numbers
     sketch = QuantileSketch()
     toolkit = Toolkit(description, n, dispatchers, speeds, iv)
-    occupancy = _OccupancyArrays(n, iv)
+    occupancy = OccupancyArrays(n, iv)
     # slot.pull_delay holds idle tokens and reports back (`model.slotted.SlotChannel`): as messages,
     # each in a heap by the slot after whose decisions it is due (`network.post`).
     held = slot.pull_delay > 0
@@ -568,19 +344,20 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
         sv[K.S_CAP] = -1
     else:
         caps = np.zeros((1, n), dtype=np.int64)
-    split = _uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
+    split = uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
     split_buf = np.zeros(1)
     arrivals_buf = np.zeros(1, dtype=np.int64)
     scratch = np.zeros((5, 64), dtype=np.int64)
     dwork = np.zeros((2, dispatchers), dtype=np.int64)
 
     budget = 1 << 62 if progress is None else 500_000  # jobs and departures between progress reports
+    run = S.Run(P, Q, iv, fv, counts, window)  # (none of these is replaced during the run)
+    none = np.zeros(1)  # the gaps and sizes the slot clock does not read
     start = True
     while True:
-        status = K.simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers,
-                                  jobs.arrival, jobs.next, jobs.measured, arrivals_buf, caps, split_buf,
-                                  bitgen, ubuf, responses, budget, start, toolkit.tools(),
-                                  occupancy.count, occupancy.lengths, occupancy.totals, scratch, dwork, heap)
+        status = simulate_slots(run, S.Slots(sv, sf, arrivals_buf, caps, scratch, dwork), servers, jobs.record(),
+                                S.Inputs(none, none, split_buf, ubuf, responses), bitgen, budget, start,
+                                toolkit.tools(), occupancy.record(), heap)
         if start:
             from . import cache
 
@@ -602,214 +379,10 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
             assert split is not None
             split_buf = next(split)
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
+        elif status == S.BAD_SERVER:
+            _bad_decision(policy, P, iv)
         elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
             raise RuntimeError(f"the slot clock returned {status}")
     return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
 
-
-@dataclass(frozen=True)
-class _PointView:
-    """A resolved point as a policy's checks see it (`emulator.policies.views.PointView`)."""
-
-    point: Point
-
-    @property
-    def servers(self) -> int:
-        return self.point.servers
-
-    @property
-    def dispatchers(self) -> int:
-        return self.point.scenario.system.dispatchers
-
-    @property
-    def rate(self) -> float:
-        return self.point.rate
-
-    @property
-    def scenario(self) -> Scenario:
-        return self.point.scenario
-
-
-def _fold(sketch: QuantileSketch, responses: np.ndarray, n: int, series: Series | None = None) -> None:
-    """Bin ``responses[:n]``, the batch the SimPy engine's sketch would flush at this point.
-
-    With ``series``, also add them to it by their jobs' arrival numbers (stored from
-    ``FLUSH`` on), in the order the SimPy recorder adds them: its sums come out the same.
-    """
-    if n:
-        sketch.fold(responses[:n].copy())
-        if series is not None:
-            flush = QuantileSketch.FLUSH
-            series.add_many(responses[flush:flush + n].astype(np.int64), responses[:n])
-
-
-def _recorder(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray,
-              sketch: QuantileSketch) -> Recorder:
-    import simpy
-
-    run = point.scenario.run
-    recorder = Recorder(simpy.Environment(), point.scenario.system.servers, run.fixed_warmup, run.jobs)
-    # Each snapshot holds the counts sent, then those lost, by kind: the recorder's window.
-    recorder.window = [(float(fv[S.F_T0]), float(fv[S.F_A0]), window[0].tolist()),
-                       (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist())]
-    recorder.finished = int(iv[S.I_FINISHED])
-    recorder.blocked = int(iv[S.I_BLOCKED])
-    recorder.waited = int(iv[S.I_WAITED])
-    recorder.sum_response = float(fv[S.F_SUM_RESPONSE])
-    recorder.sum_wait = float(fv[S.F_SUM_WAIT])
-    recorder.responses = sketch
-    return recorder
-
-
-class _Jobs:
-    """Job slots (37 bytes each, 29 without latency): arrival, arrival at the server, size, start of
-    service, measured, and ``next`` (the FIFO link, the free list, or a pool task's server).
-
-    Without latency a job reaches its server at its arrival, so one array holds both times
-    (the kernel writes the same value twice). They grow by a quarter when full, so that
-    memory stays near the jobs in the system.
-    """
-
-    def __init__(self, capacity: int, iv: np.ndarray, latent: bool = True) -> None:
-        self.arrival = np.zeros(capacity)
-        self.at = np.zeros(capacity) if latent else self.arrival
-        self.size = np.zeros(capacity)
-        self.start = np.zeros(capacity)
-        self.measured = np.zeros(capacity, dtype=np.int64)  # arrival number + 1, 0 if not measured
-        self.next = np.append(np.arange(1, capacity, dtype=np.int32), np.int32(-1))
-        iv[S.I_FREE] = 0
-
-    def grow(self, iv: np.ndarray) -> None:
-        old = len(self.arrival)
-        new = old + old // 4 + 64
-        shared = self.at is self.arrival
-        self.arrival, self.size, self.start, self.measured = (
-            np.concatenate([a, np.zeros(new - old, a.dtype)])
-            for a in (self.arrival, self.size, self.start, self.measured))
-        self.at = self.arrival if shared else np.concatenate([self.at, np.zeros(new - old)])
-        # The new slots go first, then what the list holds (the event kernel grows it only when empty).
-        self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32),
-                                    [np.int32(iv[S.I_FREE])]])
-        iv[S.I_FREE] = old
-
-
-class _OccupancyArrays:
-    """The compiled occupancy observer's arrays (`occupancy`), doubled when they may be outgrown."""
-
-    def __init__(self, servers: int, iv: np.ndarray, capacity: int = 64) -> None:
-        from .occupancy import AREA_AT_EDGE, TOTAL_AT_EDGE
-
-        self.count = np.zeros(capacity, dtype=np.int64)
-        self.count[0] = servers  # every server starts empty
-        self.lengths = np.zeros((AREA_AT_EDGE + 2, capacity))
-        self.totals = np.zeros((TOTAL_AT_EDGE + 2, capacity))
-        iv[S.I_OCC_LENGTHS] = iv[S.I_OCC_TOTALS] = 1
-
-    def grow(self) -> None:
-        self.count = np.concatenate([self.count, np.zeros_like(self.count)])
-        self.lengths = np.concatenate([self.lengths, np.zeros_like(self.lengths)], axis=1)
-        self.totals = np.concatenate([self.totals, np.zeros_like(self.totals)], axis=1)
-
-    def observer(self, point: Point, iv: np.ndarray, fv: np.ndarray) -> Occupancy:
-        """A real `Occupancy` in the state the SimPy servers would have left it."""
-        from .occupancy import AREA, AREA_AT_EDGE, SINCE, TOTAL_AREA, TOTAL_AT_EDGE
-
-        observer = Occupancy(point.scenario.system.servers, 1.0 - point.load, theory_mean(point.scenario))
-        held, totals = int(iv[S.I_OCC_LENGTHS]), int(iv[S.I_OCC_TOTALS])
-        observer.count = self.count[:held].tolist()
-        observer.since = self.lengths[SINCE, :held].tolist()
-        observer.area = self.lengths[AREA, :held].tolist()
-        observer.total = int(iv[S.I_INSYS])
-        observer.total_area = self.totals[TOTAL_AREA, :totals].tolist()
-        observer.high, observer.low = int(iv[S.I_OCC_HIGH]), int(iv[S.I_OCC_LOW])
-        observer.high_since, observer.high_area = float(fv[S.F_HIGH_SINCE]), float(fv[S.F_HIGH_AREA])
-        observer.low_since, observer.low_area = float(fv[S.F_LOW_SINCE]), float(fv[S.F_LOW_AREA])
-        observer.last = float(fv[S.F_OCC_LAST])
-        times = (fv[S.F_T0], fv[S.F_T1])
-        for edge in range(int(iv[S.I_EDGES])):
-            held = int(iv[S.I_OCC_EDGE_LENGTHS + 2 * edge])
-            totals = int(iv[S.I_OCC_EDGE_LENGTHS + 2 * edge + 1])
-            observer.window.append((float(times[edge]), self.lengths[AREA_AT_EDGE + edge, :held].tolist(),
-                                    self.totals[TOTAL_AT_EDGE + edge, :totals].tolist(),
-                                    float(fv[S.F_SPREAD0 + edge])))
-        return observer
-
-
-# -- the streams, in the SimPy engine's blocks --------------------------------------------
-
-def _uniform_blocks(rng: np.random.Generator) -> Iterator[np.ndarray]:
-    """`Uniforms`' draws: rng.random(BATCH) blocks."""
-    while True:
-        yield np.concatenate([rng.random(BATCH) for _ in range(CHUNK)])
-
-
-def _exponential_blocks(rng: np.random.Generator, mean: float) -> Iterator[np.ndarray]:
-    """``rng.exponential(mean, BATCH)`` blocks, CHUNK at a time, in one buffer refilled in place.
-
-    Exponential draws are taken one by one from the stream, and numpy's
-    ``exponential(mean)`` is ``mean * standard_exponential()``: the same floats as
-    the SimPy engine's blocks, without an allocation and a copy per refill. The
-    kernel has read the whole buffer before it asks for the next one.
-    """
-    block = np.empty(BATCH * CHUNK)
-    while True:
-        rng.standard_exponential(out=block)
-        block *= mean
-        yield block
-
-
-def _size_blocks(point: Point, seed: int) -> Iterator[np.ndarray]:
-    """`Law.sampler`'s draws (or a trace's sizes), in its BATCH blocks."""
-    workload = point.scenario.workload
-    if workload.arrivals.kind == "trace":
-        trace_sizes = arrivals.read_trace(workload.arrivals.path)[1]  # type: ignore[arg-type]
-        if trace_sizes is not None:
-            yield np.asarray(trace_sizes, dtype=np.float64)
-            return
-    yield from _law_blocks(workload.service.law(), seed, "sizes")
-
-
-def _law_blocks(law: Any, seed: int, stream: str) -> Iterator[np.ndarray]:
-    """``law.sampler(generator(seed, stream))``'s draws, CHUNK of its BATCH blocks at a time."""
-    if law.kind == "deterministic":
-        block = np.full(BATCH * CHUNK, float(law.mean))
-        while True:
-            yield block
-    rng = generator(seed, stream)
-    if law.kind == "exponential":
-        yield from _exponential_blocks(rng, float(law.mean))
-    while True:
-        yield np.concatenate([law._draw(rng, BATCH) for _ in range(CHUNK)])
-
-
-def _gap_blocks(point: Point, rate: float, seed: int) -> Iterator[tuple[np.ndarray, bool]]:
-    """`arrivals.gaps`' draws at ``rate``, with True once the last (finite) block is out."""
-    arrival = point.scenario.workload.arrivals
-    rng = generator(seed, "arrivals")
-    options = arrival.gap_options()
-    if arrival.kind == "poisson":
-        for block in _exponential_blocks(rng, 1.0 / rate):
-            yield block, False
-    if arrival.kind == "deterministic":
-        block = np.full(BATCH * CHUNK, 1.0 / rate)
-        while True:
-            yield block, False
-    if arrival.kind == "batch_poisson":
-        mean_batch = options.get("mean_batch", _default("mean_batch"))
-        p = 1.0 / mean_batch
-        while True:
-            batch_gaps = rng.exponential(mean_batch / rate, BATCH)
-            batch = rng.geometric(p, BATCH)
-            out = np.zeros(int(batch.sum()))
-            out[np.cumsum(batch) - batch] = batch_gaps  # each batch: its gap, then size - 1 zeros
-            yield out, False
-    # Any other process: its own iterator, read in chunks.
-    stream = arrivals.gaps(arrival.kind, rate, rng, **options)
-    while True:
-        block = np.fromiter(itertools.islice(stream, BATCH * CHUNK), dtype=np.float64)
-        yield block, len(block) < BATCH * CHUNK
-
-
-def _default(name: str) -> Any:
-    return inspect.signature(arrivals.gaps).parameters[name].default
 

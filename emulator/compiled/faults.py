@@ -29,7 +29,7 @@ twice the kernel time of one with latency alone (2.3 against 1.1 us at N = 100);
 1.3 us.
 
 Messages are lost in the network only: servers do not fail here, so every message
-that is not lost arrives (`engine.supports` keeps ``system.failures`` on SimPy).
+that is not lost arrives (`supports` keeps ``system.failures`` on SimPy).
 """
 
 from __future__ import annotations

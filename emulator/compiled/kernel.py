@@ -32,34 +32,30 @@ its server, as the model's does.
 
 from __future__ import annotations
 
-import numpy as np
 from numba import njit
 
 from . import faults, occupancy
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
-from .policies import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer
+from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
+from .recorder import RESPONSE_BATCH, edge, leave
 from .state import (
     A_DISPATCHERS,
     A_JOB,
     A_LEFT,
     ASK_MASK,
     ASK_SHIFT,
+    BAD_SERVER,
     DONE,
     EMPTY,
-    F_A0,
-    F_A1,
     F_AREA,
     F_ARRIVAL,
     F_LAST,
     F_NOW,
-    F_SUM_RESPONSE,
-    F_SUM_WAIT,
-    F_T0,
-    F_T1,
     FLUSH,
     I_ARRIVAL_EID,
     I_ARRIVED,
+    I_BAD,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
@@ -89,7 +85,6 @@ from .state import (
     I_SRC,
     I_TRANSFERS,
     I_UPDATING,
-    I_WAITED,
     NEED_CHOICE,
     NEED_GAPS,
     NEED_HEAP,
@@ -101,6 +96,7 @@ from .state import (
     NEED_SIZES,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHECKED,
     P_CHOICE_AT_DEPARTURE,
     P_CHOICE_AT_DISPATCH,
     P_CHOICE_AT_TIMER,
@@ -113,7 +109,6 @@ from .state import (
     P_LISTS_AT_DEPARTURE,
     P_N,
     P_OCCUPANCY,
-    P_POLICY,
     P_POOL,
     P_SHARES,
     P_TIMER,
@@ -131,89 +126,45 @@ from .state import (
     TRANSFER,
 )
 
-RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
-
 
 @njit(cache=True)
-def _edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray,
-          occ_count: np.ndarray, occ_lengths: np.ndarray, occ_totals: np.ndarray) -> None:
-    """`Recorder.edge`: the window opens or closes now (and the occupancy observer's, if on)."""
-    now = fv[F_NOW]
-    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
-    fv[F_LAST] = now
-    edge = iv[I_EDGES]
-    if edge == 0:
-        fv[F_T0], fv[F_A0] = now, fv[F_AREA]
-    else:
-        fv[F_T1], fv[F_A1] = now, fv[F_AREA]
-    window[edge, :] = counts
-    if P[P_OCCUPANCY]:
-        occupancy.edge(iv, fv, occ_count, occ_lengths, occ_totals, edge, now)
-    iv[I_EDGES] = edge + 1
-
-
-@njit(cache=True, inline="always")
-def _leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
-           at_server: float, start: float, measured: int) -> None:
-    """`Recorder.leave`; ``measured`` is the job's arrival number + 1, or 0 if it is not measured.
-
-    The arrival numbers go beside the responses (from ``RESPONSE_BATCH`` on): `Recorder.series`
-    sums the responses by batch of arrivals.
-    """
-    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
-    fv[F_LAST] = now
-    iv[I_INSYS] -= 1
-    if measured:
-        response = now - arrival
-        wait = start - at_server
-        fv[F_SUM_RESPONSE] += response
-        fv[F_SUM_WAIT] += wait
-        if wait > 0.0:
-            iv[I_WAITED] += 1
-        responses[iv[I_NRESP]] = response
-        responses[RESPONSE_BATCH + iv[I_NRESP]] = measured - 1  # exact: below 2**53 (`supports`)
-        iv[I_NRESP] += 1
-        iv[I_FINISHED] += 1
-
-
-@njit(cache=True)
-def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
-             j_arrival, j_at, j_size, j_start, j_next, j_measured, heap,
-             gaps, sizes, split, rng, ubuf, responses, budget, start, tools, occ_count, occ_lengths, occ_totals):
+def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
-    ``start`` is true on the first call: replay the model's construction and the
-    URGENT process initialisations at time 0. ``tools`` is the policy's `tools.Tools`;
-    its hooks are reached through the switches of `policies`, by the policy's code.
+    ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`,
+    `Jobs`, `Inputs`, `Observer`); ``start`` is true on the first call: replay the
+    model's construction and the URGENT process initialisations at time 0. ``tools``
+    is the policy's `tools.Tools`; its hooks are this kernel's (`build`).
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
-    P, Q, iv, fv, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
-        unmanaged(counts), unmanaged(window)
+    P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
+        unmanaged(run.counts), unmanaged(run.window)
     servers, inv_speed = unmanaged(servers), unmanaged(inv_speed)
     # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
     speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
-    j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_at), \
-        unmanaged(j_size), unmanaged(j_start), unmanaged(j_next), unmanaged(j_measured)
+    j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.at), \
+        unmanaged(jobs_.size), unmanaged(jobs_.start), unmanaged(jobs_.next), unmanaged(jobs_.measured)
     heap = unmanaged(heap)
-    gaps, sizes, split, ubuf, responses = unmanaged(gaps), unmanaged(sizes), unmanaged(split), \
-        unmanaged(ubuf), unmanaged(responses)
+    gaps, sizes, split, ubuf, responses = unmanaged(inputs.gaps), unmanaged(inputs.sizes), \
+        unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
     T = view(tools, fv, heap)
     msg, asks = T.msg, T.asks
-    occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
+    occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
+        unmanaged(observer.totals)
     occ = P[P_OCCUPANCY] != 0
     shares = P[P_SHARES] != 0
     n_dispatchers = P[P_D]
     capacity = P[P_CAPACITY]
     pool = P[P_POOL] != 0
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
-    policy = P[P_POLICY]  # the policy's code: its branch of the switches
     choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
     choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
         P[P_LISTS_AT_DEPARTURE] != 0
-    latent = P[P_LATENT] != 0  # every message an event (`network`)
+    latent = P[P_LATENT] != 0  # feature: every message an event (`network`)
+    checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     lists = P[P_LISTS] != 0
     if start:
         iv[I_INIT] = 0
@@ -222,14 +173,14 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
     if iv[I_INIT] >= 0:
         # The policy's constructor (JIQ's tokens, JBT-d's checks), then the processes' first
         # steps in creation order: servers (idle), the policy's timer, the source (its first gap).
-        if not initialise(policy, P, Q, counts, length, rng, ubuf, iv, T):
+        if not initialise(P, Q, counts, length, rng, ubuf, iv, T):
             return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
         iv[I_INIT] = -1
         if P[P_TIMER]:
             push(heap, iv, 0.0 + Q[Q_PERIOD], TIMER)
         iv[I_SRC] = 2
     if iv[I_UPDATING] >= 0:  # a timer step reaches the rest of the servers, then the timer waits again
-        if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, True):
+        if not timer(P, Q, counts, length, rng, ubuf, iv, T, True):
             return NEED_LISTS
         iv[I_UPDATING] = -1
         push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], TIMER)
@@ -244,7 +195,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     # The window closes (once), and the source stops once every measured job has
                     # reached its server: at once with zero latency (`model._source`, `_all_arrived`).
                     if job == warmup + jobs and iv[I_EDGES] == 1:
-                        _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                        edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                     if not latent or iv[I_ARRIVED] == jobs:
                         iv[I_SRC] = 3
                         break
@@ -269,7 +220,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     return NEED_NETWORK
                 now = fv[F_NOW]
                 if job == warmup:
-                    _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                    edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                 iv[I_JOB] = job + 1
                 slot = iv[I_FREE]
                 iv[I_FREE] = j_next[slot]
@@ -287,7 +238,10 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     else:
                         dispatcher = int(u * n_dispatchers)
                 iv[I_CURRENT] = slot
-                sid, via_list = dispatch(policy, P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
+                sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
+                if checked and (sid >= P[P_N] or (sid < 0 and not latent)):  # (with latency -1: it asked)
+                    iv[I_BAD] = sid
+                    return BAD_SERVER
                 iv[I_SRC] = 2
                 if sid >= 0:
                     iv[I_TRANSFERS] += 1  # Channel.transfer
@@ -300,7 +254,7 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                 if iv[I_GAP] >= iv[I_NGAP]:
                     if iv[I_GAPS_FINAL]:  # a finite trace ended: Recorder.exhausted
                         if iv[I_EDGES] == 1:
-                            _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                            edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                         iv[I_SRC] = 3
                         break
                     return NEED_GAPS
@@ -369,12 +323,12 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     slot = code >> 2
                     sid = j_next[slot]
                 length[sid] -= 1
-                _leave(iv, fv, responses, now, j_arrival[slot], j_at[slot], j_start[slot], j_measured[slot])
+                leave(iv, fv, responses, now, j_arrival[slot], j_at[slot], j_start[slot], j_measured[slot])
                 if occ:
                     occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
                 j_next[slot] = iv[I_FREE]
                 iv[I_FREE] = slot
-                on_depart(policy, P, Q, counts, length, rng, ubuf, iv, T, sid)
+                on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                 if kind == SERVICE_END:  # the next job's service starts
                     following = head[sid]
                     if following >= 0:
@@ -385,11 +339,11 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                         pop(heap, iv)
                 slot, sid = -1, -1
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
-                if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, False):
+                if not timer(P, Q, counts, length, rng, ubuf, iv, T, False):
                     return NEED_LISTS  # it goes on at the next call, before anything else
                 iv[I_UPDATING] = -1
                 push(heap, iv, now + Q[Q_PERIOD], TIMER)
-            else:  # a message is delivered (`network`)
+            elif latent:  # a message is delivered (`network`; without latency there is none)
                 arg = code >> 2
                 if arg & QUERY_EVENT:  # the target answers with what it holds now
                     a, b = (arg >> ASK_SHIFT) & ASK_MASK, arg & TARGET_MASK
@@ -407,9 +361,12 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                         elif what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
                             decide = faults.arrive(T, iv, what, a, b, c)
                         else:  # the policy's own
-                            deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+                            deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
                     if decide >= 0:  # the policy decides
-                        to, via = replied(policy, P, Q, counts, length, rng, ubuf, iv, T, decide)
+                        to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
+                        if checked and to >= P[P_N]:
+                            iv[I_BAD] = to
+                            return BAD_SERVER
                         if asks[decide, A_LEFT] == 0:  # (the threshold model may ask again)
                             held = asks[decide, A_JOB]
                             close_ask(T, iv, decide)
@@ -456,4 +413,4 @@ def simulate(P, Q, iv, fv, counts, window, servers, inv_speed,
                     j_start[slot] = now
                     push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
         # One call site per hook: each is inlined, and compiling it twice would cost seconds.
-        on_arrive(policy, P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)
+        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

@@ -54,6 +54,7 @@ from .state import (
     I_ASK_CAP,
     I_ASK_FREE,
     I_ASKS,
+    I_CURRENT,
     I_EID,
     I_HEAP,
     I_HEAP_CAP,
@@ -67,6 +68,7 @@ from .state import (
     I_NLOSS,
     MESSAGE,
     P_ASK_ROOM,
+    P_LATENT,
     P_QUERY,
     P_REPLY,
     P_ROOM,
@@ -196,3 +198,27 @@ def close_ask(T: Tools, iv: np.ndarray, ask: int) -> None:
     T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
     iv[I_ASK_FREE] = ask
     iv[I_ASKS] -= 1
+
+
+@njit(cache=True, inline="always")
+def ask_lengths(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools,
+                dispatcher: int, n: int) -> bool:
+    """`Channel.ask` of the ``n`` servers in ``T.picked[:n]`` for their queue lengths, for the current job.
+
+    With zero latency the answers are in now: True, with them in ``T.values[:n]`` (one
+    query and one reply counted per server, as the SimPy channel counts them). With
+    latency the queries are sent: False, and the policy's ``replied`` hook decides when
+    the last reply is in (the answers in ``T.replies[ask]``, the servers in
+    ``T.targets[ask]``, both in this order). A policy's dispatch reads the same either way.
+    """
+    if P[P_LATENT]:
+        ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, n, 0, False)
+        for i in range(n):
+            T.targets[ask, i] = T.picked[i]
+        query_all(P, counts, iv, T, ask)
+        return False
+    counts[P[P_QUERY]] += n
+    counts[P[P_REPLY]] += n
+    for i in range(n):
+        T.values[i] = length[T.picked[i]]
+    return True

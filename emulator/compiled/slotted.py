@@ -33,23 +33,23 @@ arrivals (`NEED_SCRATCH`), at points where it goes on exactly where it stopped.
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
 from numba import njit
 
 from . import occupancy
 from .core import list_room, pop, unmanaged, view
-from .kernel import RESPONSE_BATCH, _edge, _leave
 from .network import release
 from .network import room as network_room  # (`room` here counts the job slots)
-from .policies import CODES, MODULES, deliver, dispatch, initialise, on_arrive, on_depart, timer
+from .policies.template import deliver, dispatch, initialise, on_arrive, on_arrive_batch, on_depart, timer  # hooks
+from .recorder import RESPONSE_BATCH, edge, leave
+from .slots import BEGIN, JOBS, MEMBER, ORDER, SIZE, groups
 from .state import (
+    BAD_SERVER,
     DONE,
     F_AREA,
     F_LAST,
     F_NOW,
     FLUSH,
+    I_BAD,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
@@ -77,6 +77,7 @@ from .state import (
     NEED_OCCUPANCY,
     NEED_SPLIT,
     P_CAPACITY,
+    P_CHECKED,
     P_CHOICE_AT_DEPARTURE,
     P_CHOICE_AT_DISPATCH,
     P_CHOICE_AT_TIMER,
@@ -88,7 +89,6 @@ from .state import (
     P_LISTS_AT_DEPARTURE,
     P_N,
     P_OCCUPANCY,
-    P_POLICY,
     P_SHARES,
     P_TIMER,
     P_WARMUP,
@@ -128,84 +128,34 @@ S_NF = 1
 # The phases of a slot, in order.
 PH_SERVICE_START, PH_SERVICE, PH_TIMERS_AT, PH_COUNT, PH_GATHER, PH_ROUTE, PH_TIMERS_IN = range(7)
 
-# Rows of the gathering arrays (``scratch``): per arrival, per decision.
-MEMBER, ORDER, BEGIN, SIZE, JOBS = range(5)
-
-
-def _batch_switch() -> Any:
-    """``on_arrive_batch(code, ...)``: the policy's own, or ``on_arrive`` once per job of the batch."""
-    arguments = "P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, jobs, via_list"
-    lines = [f"def on_arrive_batch(code, {arguments}):"]
-    namespace: dict[str, Any] = {"on_arrive": on_arrive}
-    for name, module in MODULES.items():
-        hook = getattr(module, "on_arrive_batch", None)
-        if hook is not None:
-            namespace[f"{name}_batch"] = hook
-            lines.append(f"    if code == {CODES[name]}:")
-            lines.append(f"        return {name}_batch({arguments})")
-    # The jobs that got in are the first ``accepted`` (a blocked job leaves the length at capacity);
-    # the followers of a decision never carry its via_list (`SlotDispatcher.send`).
-    lines.append("    for j in range(jobs):")
-    lines.append("        on_arrive(code, P, Q, counts, length, rng, ubuf, iv, T, sid, j >= accepted,"
-                 " via_list and j == 0)")
-    exec(compile("\n".join(lines), "<lbemu switch on_arrive_batch>", "exec"), namespace)
-    return njit(inline="always")(namespace["on_arrive_batch"])
-
-
-on_arrive_batch = _batch_switch()
-
 
 @njit(cache=True)
-def _groups(scratch: np.ndarray, dwork: np.ndarray, count: int) -> int:
-    """The slot's decisions (dispatch: slot): dispatchers in the order of their first arrival, jobs in order."""
-    member, order, begin, size, jobs = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
-        scratch[JOBS]
-    held, start = dwork[0], dwork[1]
-    groups = 0
-    for k in range(count):
-        d = member[k]
-        if held[d] == 0:
-            order[groups] = d
-            groups += 1
-        held[d] += 1
-    at = 0
-    for g in range(groups):
-        d = order[g]
-        begin[g], size[g] = at, held[d]
-        start[d] = at
-        at += held[d]
-    for k in range(count):
-        d = member[k]
-        jobs[start[d]] = k
-        start[d] += 1
-    for g in range(groups):
-        held[order[g]] = 0
-    return groups
-
-
-@njit(cache=True)
-def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_next, j_measured,
-                   arrivals, caps, split, rng, ubuf, responses, budget, start, tools,
-                   occ_count, occ_lengths, occ_totals, scratch, dwork, heap):
+def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools, observer, heap):
     """Run slots until done or until Python is needed; return the reason (a code of `state` or this module).
 
-    ``start`` is true on the first call: the policy's constructor runs (its
-    `initialise`), then slot 0's arrivals. ``caps`` holds rows of capacities, one per
-    slot (a single row when they are constant, ``sv[S_CAP]`` -1).
+    ``run``, ``slots``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state`
+    (`Run`, `Slots`, `Jobs`, `Inputs`, `Observer`; of the jobs' and the inputs' arrays the
+    clock reads arrival, next and measured; split, ubuf and responses). ``start`` is true
+    on the first call: the policy's constructor runs (its `initialise`), then slot 0's
+    arrivals. ``slots.caps`` holds rows of capacities, one per slot (a single row when they
+    are constant, ``sv[S_CAP]`` -1).
     """
-    P, Q, iv, fv, sv, sf, counts, window = unmanaged(P), unmanaged(Q), unmanaged(iv), unmanaged(fv), \
-        unmanaged(sv), unmanaged(sf), unmanaged(counts), unmanaged(window)
+    P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
+        unmanaged(run.counts), unmanaged(run.window)
+    sv, sf = unmanaged(slots.sv), unmanaged(slots.sf)
     servers = unmanaged(servers)
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
-    j_arrival, j_next, j_measured = unmanaged(j_arrival), unmanaged(j_next), unmanaged(j_measured)
-    arrivals, caps, split, ubuf, responses = unmanaged(arrivals), unmanaged(caps), unmanaged(split), \
-        unmanaged(ubuf), unmanaged(responses)
-    scratch, dwork = unmanaged(scratch), unmanaged(dwork)
+    j_arrival, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.next), unmanaged(jobs_.measured)
+    arrivals, caps, split, ubuf, responses = unmanaged(slots.arrivals), unmanaged(slots.caps), \
+        unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
+    scratch, dwork = unmanaged(slots.scratch), unmanaged(slots.dwork)
     # The heap holds only what slot.pull_delay holds back: idle tokens and reports, by the slot they are due.
     heap = unmanaged(heap)
     T = view(tools, fv, heap)
-    held = P[P_HELD] != 0
-    occ_count, occ_lengths, occ_totals = unmanaged(occ_count), unmanaged(occ_lengths), unmanaged(occ_totals)
+    held = P[P_HELD] != 0  # feature: slot.pull_delay holds tokens and reports back as messages
+    checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
+    occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
+        unmanaged(observer.totals)
     member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
         scratch[JOBS]
     occ = P[P_OCCUPANCY] != 0
@@ -213,7 +163,6 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
     n, n_dispatchers = P[P_N], P[P_D]
     capacity = P[P_CAPACITY]
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
-    policy = P[P_POLICY]
     choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
     choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
@@ -225,7 +174,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
     if iv[I_INIT] >= 0:  # the policy's constructor (JIQ's tokens, JBT-d's checks), before the clock starts
-        if not initialise(policy, P, Q, counts, length, rng, ubuf, iv, T):
+        if not initialise(P, Q, counts, length, rng, ubuf, iv, T):
             return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
         iv[I_INIT] = -1
         sf[S_DUE] = 0.0 + Q[Q_PERIOD]
@@ -265,12 +214,12 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     if head[sid] < 0:
                         tail[sid] = -1
                     length[sid] -= 1
-                    _leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
+                    leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
                     if occ:
                         occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
                     j_next[slot] = iv[I_FREE]
                     iv[I_FREE] = slot
-                    on_depart(policy, P, Q, counts, length, rng, ubuf, iv, T, sid)
+                    on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                     served += 1
                     budget -= 1
                 sv[S_SERVED] = 0
@@ -293,7 +242,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     if choice_at_timer > 0 and iv[I_CHOICE] == 0:
                         iv[I_CHOICE_N], iv[I_CHOICE_K] = n, choice_at_timer
                         return NEED_CHOICE
-                if not timer(policy, P, Q, counts, length, rng, ubuf, iv, T, resume):
+                if not timer(P, Q, counts, length, rng, ubuf, iv, T, resume):
                     return NEED_LISTS  # it goes on at the next call
                 iv[I_UPDATING] = -1
                 sf[S_DUE] = sf[S_DUE] + Q[Q_PERIOD]
@@ -330,7 +279,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     k = sv[S_GATHERED]
                     job = sv[S_FIRST] + k
                     if job == warmup or job == warmup + jobs:
-                        _edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
+                        edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                     iv[I_JOB] = job + 1
                     dispatcher = 0
                     if n_dispatchers > 1:
@@ -347,7 +296,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     sv[S_GATHERED] = k + 1
                     continue
                 if phase == PH_GATHER:
-                    sv[S_GROUPS] = _groups(scratch, dwork, count) if batch else count
+                    sv[S_GROUPS] = groups(scratch, dwork, count) if batch else count
                     phase = PH_ROUTE
                     sv[S_PHASE] = PH_ROUTE
                     continue
@@ -362,7 +311,7 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                         msg = T.msg
                         what, a, b, c = msg[record, 0], msg[record, 1], msg[record, 2], msg[record, 3]
                         release(T, iv, record)
-                        deliver(policy, P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+                        deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
                     break
                 # -- one decision: room first, then the policy, the transfer, the server -------
                 k = size[g]
@@ -379,7 +328,10 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     return NEED_LISTS
                 if held and not network_room(P, iv):
                     return NEED_NETWORK
-                sid, via_list = dispatch(policy, P, Q, counts, length, rng, ubuf, iv, T, order[g])
+                sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, order[g])
+                if checked and not 0 <= sid < n:
+                    iv[I_BAD] = sid
+                    return BAD_SERVER
                 iv[I_TRANSFERS] += k
                 accepted = 0
                 first = sv[S_FIRST]
@@ -410,7 +362,11 @@ def simulate_slots(P, Q, iv, fv, sv, sf, counts, window, servers, j_arrival, j_n
                     accepted += 1
                 if length[sid] > sv[S_MAXLEN]:
                     sv[S_MAXLEN] = length[sid]
-                on_arrive_batch(policy, P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, k, via_list)
+                if not on_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, k, via_list):
+                    # Without a batch hook, ``on_arrive`` once per job: those that got in are the first
+                    # ``accepted``; the followers of a decision never carry its via_list (`SlotDispatcher.send`).
+                    for j in range(k):
+                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, j >= accepted, via_list and j == 0)
                 budget -= k
                 sv[S_GROUP] = g + 1
             if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:

@@ -7,6 +7,8 @@ with everything where it left it.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 # -- what the kernel returns ------------------------------------------------------------
 DONE = 0  # every measured job has left and the window is closed
 NEED_GAPS = 1  # the gap buffer is empty: refill it (or mark it final)
@@ -22,6 +24,7 @@ EMPTY = 10  # no event left before the run is done
 NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arrival: grow them
 NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: compact or grow them
 NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, messages, asks, heap): refill, grow
+BAD_SERVER = 14  # a policy's compiled form chose a server outside 0 .. N - 1 (iv[I_BAD]), or none
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -81,7 +84,8 @@ I_HELD = 53  # slotted time's pull_delay (0: none): a held message is due after 
 # int(now) + I_HELD - 1 (`model.slotted.SlotChannel`)
 I_LOSS = 54  # read position in the loss uniforms (`faults`)
 I_NLOSS = 55  # valid uniforms in them (1 << 62 when messages cannot be lost: none is drawn)
-I_NIV = 56
+I_BAD = 56  # the server of `BAD_SERVER`
+I_NIV = 57
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -106,7 +110,7 @@ F_TIMEOUT = 18  # network.timeout: how long an ask waits for its replies, with f
 F_NFV = 19
 
 # -- parameters (P, int64) --------------------------------------------------------------
-P_POLICY = 0  # the policy's code (`compiled.policies.CODES`, from the registry)
+P_CHECKED = 0  # 1: a policy that is not built in: its decisions are checked (`BAD_SERVER`)
 P_N = 1
 P_D = 2  # dispatchers
 P_CAPACITY = 3  # -1: none
@@ -179,3 +183,24 @@ A_PENDING = 9  # its queries and timeouts still to come: a closed record is free
 A_DONE = 10  # 0 while the round trip waits, 1 once its decision is scheduled (or none begun), 2 closed
 A_LATE = 11  # 1 once a message of the round trip is lost or a reply late: its timeout decides
 A_FIELDS = 12
+
+
+# -- the records the kernels take (numba passes each as one argument; its arrays are the caller's) ---------
+Run = namedtuple("Run", ["P", "Q", "iv", "fv", "counts", "window"])
+"""A run's parameters (``P`` int64, ``Q`` float64), scalar state (``iv``, ``fv``) and message counts
+(``counts``; ``window``: the counts at the window's opening and closing)."""
+
+Jobs = namedtuple("Jobs", ["arrival", "at", "size", "start", "next", "measured"])
+"""The job slots: arrival time, time at the server, size, start of service, the FIFO/free-list link,
+and the arrival number + 1 of a measured job (0: not measured)."""
+
+Inputs = namedtuple("Inputs", ["gaps", "sizes", "split", "ubuf", "responses"])
+"""What the driver refills between calls: arrival gaps, job sizes, dispatcher-split uniforms, the
+policy's uniform block, and the response batch the driver folds into the sketch."""
+
+Observer = namedtuple("Observer", ["count", "lengths", "totals"])
+"""The occupancy observer's arrays (`occupancy`)."""
+
+Slots = namedtuple("Slots", ["sv", "sf", "arrivals", "caps", "scratch", "dwork"])
+"""The slot clock's own state (`slotted`): its integer and float scalars, the arrival counts and
+capacities it reads, and its gathering arrays."""

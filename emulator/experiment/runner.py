@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import RunError, describe
+from ..measure.result import RunResult
 from ..measure.series import Series
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
@@ -66,10 +67,10 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
     measured = point.scenario.run
     batches = None if run.batch_means is None else \
         Series.batches(measured.fixed_warmup, measured.jobs, run.batch_means)
-    recorder, metrics = _simulate(point, task.policy, task.seed, engine, batches, progress)
+    result = _simulate(point, task.policy, task.seed, engine, batches, progress)
     row = identity(task.point, task.policy)
     row.update(replication=task.replication, seed=task.seed)
-    row.update(metrics)
+    row.update(result.metrics())
     if batches is not None:
         from . import batchmeans
 
@@ -78,7 +79,7 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
         notes.append(batchmeans.note(correlation, len(batches.means())))
     row["wall_seconds"] = time.perf_counter() - started
     row["engine"] = engine
-    row.update(recorder.arrays())
+    row.update(result.arrays())
     row.update(arrays)
     if any(notes):
         row["notes"] = [line for line in notes if line]
@@ -86,21 +87,14 @@ def run_task(task: Task, progress: Any = None) -> dict[str, Any]:
 
 
 def _simulate(point: Point, policy: ResolvedPolicy, seed: int, engine: str, series: Series | None,
-              progress: Any) -> tuple[Any, dict[str, float]]:
-    """One run of ``policy`` at ``point`` on ``engine``: its recorder and metrics.
+              progress: Any) -> RunResult:
+    """One run of ``policy`` at ``point`` on ``engine`` (`emulator.engines`): its measurements.
 
     ``series``, if given, is filled with the measured responses in arrival order.
     """
-    if engine == "compiled":
-        from .. import compiled
+    from ..engines import ENGINES
 
-        recorder = compiled.record(point, policy, seed, progress, series)
-        return recorder, recorder.metrics()
-    from ..model.build import build_model
-
-    model = build_model(point, policy, seed)
-    model.recorder.series = series
-    return model.recorder, model.run(progress)
+    return ENGINES[engine].record(point, policy, seed, progress, series)
 
 
 def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
@@ -115,13 +109,16 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     wanted = point.scenario.run.engine
     if wanted == "simpy":
         return "simpy"
+    from ..engines import ENGINES
+
+    engine = ENGINES["compiled"]
+    if engine.supports(point, policy) is not None:
+        return "simpy"
     from .. import compiled
 
-    if compiled.supports(point, policy) is not None:
-        return "simpy"
     if wanted == "auto" and compiled.simpy_seconds(point, policy) < compiled.AUTO_SECONDS:
         return "simpy"
-    return "compiled" if compiled.available() else "simpy"
+    return "compiled" if engine.available() else "simpy"
 
 
 def _guarded(task: Task, progress: Any = None) -> tuple[dict[str, Any] | None, str | None]:

@@ -14,11 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
+from .result import OCCUPANCY_METRICS, OccupancyResult, ks_exponential
 
-OCCUPANCY_METRICS: tuple[str, ...] = (
-    "mean_spread", "mean_scaled_total", "ks_exponential_theory", "ks_exponential_fitted")
-"""Scalar metrics of one replication computed here (columns of runs.csv and summary.csv)."""
+__all__ = ["ARRIVAL_SCV", "OCCUPANCY_METRICS", "THEORY_MEAN", "Occupancy", "ks_exponential", "theory_mean"]
 
 THEORY_MEAN = 1.0
 """The mean of the heavy-traffic exponential limit of ε × total jobs (Poisson arrivals, exp(1) service)."""
@@ -152,74 +150,6 @@ class Occupancy:
         self.window.append((now, list(area), list(self.total_area), self.high_area - self.low_area))
 
     # -- results ---------------------------------------------------------------------
-    def _differences(self) -> tuple[float, np.ndarray, np.ndarray, float]:
-        (t0, area0, total0, spread0), (t1, area1, total1, spread1) = self.window
-        by_length = np.asarray(area1) - np.pad(area0, (0, len(area1) - len(area0)))
-        by_total = np.asarray(total1) - np.pad(total0, (0, len(total1) - len(total0)))
-        return t1 - t0, by_length, by_total, spread1 - spread0
-
-    def fractions(self) -> list[float]:
-        """s_i, i = 0 .. the longest length held in the window: time-average fraction of servers with >= i jobs."""
-        span, by_length, _, _ = self._differences()
-        if span <= 0:
-            return []
-        held = np.flatnonzero(by_length > 0)
-        top = int(held[-1]) if len(held) else 0
-        tail = np.cumsum(by_length[: top + 1][::-1])[::-1]
-        return (tail / (self.servers * span)).tolist()
-
-    def total_distribution(self) -> tuple[int, list[float]]:
-        """``(first, p)``: the time-weighted distribution of the total, ``p[j] = P(total = first + j)``."""
-        span, _, by_total, _ = self._differences()
-        held = np.flatnonzero(by_total > 0)
-        if span <= 0 or not len(held):
-            return 0, []
-        first, last = int(held[0]), int(held[-1])
-        return first, (by_total[first: last + 1] / span).tolist()
-
-    def metrics(self) -> dict[str, float]:
-        """`OCCUPANCY_METRICS` of this replication."""
-        span, _, by_total, spread = self._differences()
-        nan = math.nan
-        if span <= 0:
-            return dict.fromkeys(OCCUPANCY_METRICS, nan)
-        p = by_total / span
-        eps = self.epsilon
-        scaled = eps * float(np.arange(len(p)) @ p) if eps > 0 else nan
-        return {
-            "mean_spread": spread / span,
-            "mean_scaled_total": scaled,
-            "ks_exponential_theory": ks_exponential(p, eps, self.mean) if eps > 0 and self.mean > 0 else nan,
-            "ks_exponential_fitted": ks_exponential(p, eps, scaled) if eps > 0 and scaled > 0 else nan,
-        }
-
-
-def ks_exponential(p: Any, scale: float, mean: float) -> float:
-    """Kolmogorov-Smirnov distance between ``scale × T`` and the exponential law of mean ``mean``.
-
-    ``T`` takes the value n with probability ``p[n]`` (n = 0, 1, ...). The
-    distribution function F of ``scale × T`` is a step function with jumps at
-    ``x_n = scale × n``; the exponential's G is continuous and increasing, so
-    ``sup_x |F(x) - G(x)|`` is reached at a jump, from one side or the other:
-    ``max_n max(|F(x_n) - G(x_n)|, |F(x_n-) - G(x_n)|)``, with
-    ``F(x_n) = p[0] + ... + p[n]`` and ``F(x_n-) = F(x_{n-1})`` (0 for n = 0).
-    Past the last jump F = 1 and ``1 - G`` falls, so nothing larger lies there.
-
-    Examples
-    --------
-    A geometric T, ``p[n] = (1 - r) r^n``, against the exponential of mean
-    ``-scale / ln r``: then ``G(x_n) = 1 - r^n = F(x_n-)``, so the distance is
-    the largest jump, ``p[0] = 1 - r``.
-
-    >>> r = 0.9
-    >>> p = (1 - r) * r ** np.arange(400)
-    >>> round(ks_exponential(p, 0.1, -0.1 / math.log(r)), 12)
-    0.1
-    """
-    p = np.asarray(p, dtype=float)
-    if not len(p):
-        return math.nan
-    after = np.cumsum(p)
-    before = np.concatenate(([0.0], after[:-1]))
-    g = -np.expm1(-scale * np.arange(len(p)) / mean)
-    return float(max(np.max(np.abs(after - g)), np.max(np.abs(before - g))))
+    def result(self) -> OccupancyResult:
+        """The window's snapshots, as the plain value both engines return."""
+        return OccupancyResult(self.servers, self.epsilon, self.mean, self.window)

@@ -14,6 +14,7 @@ from simpy.events import URGENT
 
 from ..measure.occupancy import Occupancy, theory_mean
 from ..measure.recorder import Recorder
+from ..measure.result import RunResult
 from ..policies import BUILT_IN, REGISTRY
 from ..policies.base import Policy
 from ..scenario.schema import ResolvedPolicy, SlotConfig
@@ -43,8 +44,8 @@ class Model:
     watch: guard.Watch
     policy: Policy | None = None
 
-    def run(self, progress: Callable[[int], None] | None = None) -> dict[str, float]:
-        """Run until every measured job has left; return the metrics.
+    def record(self, progress: Callable[[int], None] | None = None) -> RunResult:
+        """Run until every measured job has left; return the measurements (`RunResult`).
 
         ``progress``, if given, is called with the measured jobs finished so far,
         about every 5,000 arrivals' worth of simulated time. A run that stops
@@ -53,7 +54,11 @@ class Model:
         recorder = self.recorder
         report = None if progress is None else (lambda: progress(recorder.finished))
         guard.run(self.env, recorder.done, self.watch, report, 5_000 / self.rate)
-        return recorder.metrics()
+        return recorder.result()
+
+    def run(self, progress: Callable[[int], None] | None = None) -> dict[str, float]:
+        """`record`, and the row's metrics."""
+        return self.record(progress).metrics()
 
 
 def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:

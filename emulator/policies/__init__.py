@@ -45,7 +45,7 @@ REGISTRY: dict[str, type[Policy]] = {
 }
 
 BUILT_IN = frozenset(REGISTRY)
-"""The policies that ship with lbemu: only these may have a compiled form."""
+"""The policies that ship with lbemu."""
 
 ENTRY_POINTS = "lbemu.policies"
 
@@ -56,8 +56,8 @@ def register_policy(cls: type[Policy], *, replace: bool = False) -> type[Policy]
     """Add a policy class to the registry, so that scenarios can name it; returns the class.
 
     The class follows the contract of `emulator.policies.base` (``name``, ``Config``
-    with ``name: Literal[...]``, ``messages``, ``dispatch``). A user's policy runs on
-    the SimPy engine; ``compiled`` is for the built-in ones. Usable as a decorator.
+    with ``name: Literal[...]``, ``messages``, ``dispatch``), and may name its compiled
+    form (``compiled``, a module's dotted name: docs/policies.md). Usable as a decorator.
 
     Raises
     ------
@@ -74,13 +74,18 @@ def register_policy(cls: type[Policy], *, replace: bool = False) -> type[Policy]
     if name in REGISTRY and REGISTRY[name] is not cls and not replace:
         raise ValueError(f"register_policy: a policy named {name!r} is registered already (replace=True to "
                          f"replace it)")
-    if getattr(cls, "compiled", None) is not None and name not in BUILT_IN:
-        raise ValueError(f"register_policy: {name!r} has a compiled form, which only built-in policies may have")
+    compiled = getattr(cls, "compiled", None)
+    if compiled is not None and not (isinstance(compiled, str) and DOTTED.fullmatch(compiled)):
+        raise ValueError(f"register_policy: {name}.compiled: expected the dotted name of its compiled form's module, "
+                         f"got {show(compiled)}")
     REGISTRY[name] = cls
     for listener in _listeners:
         listener()
     return cls
 
+
+DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
+"""A module's dotted name (a policy's ``compiled``)."""
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
 """A policy's name: lower-case letters, digits and ``_``, starting with a letter (it is a scenario's ``name:``)."""

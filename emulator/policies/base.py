@@ -174,7 +174,7 @@ class Policy:
     def samples_per_job(cls, config: Any, point: PointView) -> float:
         """Servers (or dispatchers) it reads or tells per job beyond a fixed cost: what its SimPy run costs.
 
-        The cost model of ``run.engine: auto`` (`emulator.compiled.engine.simpy_seconds`)
+        The cost model of ``run.engine: auto`` (`emulator.compiled.cost.simpy_seconds`)
         reads it; zero for policies whose per-job work does not grow with a parameter.
         """
         return 0.0

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import ValidationError
 
 from ..errors import ScenarioError, describe, show
-from ..policies import REGISTRY
+from ..policies import REGISTRY, _listeners
 from ..policies.base import Policy, ResolveError
 from .checks import check_point, check_size, check_slotted, check_trace, expected_capacity
 from .error_text import format_error
@@ -150,7 +150,12 @@ def _signature() -> inspect.Signature:
     return inspect.Signature(parameters)
 
 
-Scenario.__signature__ = _signature()
+def _sign() -> None:
+    Scenario.__signature__ = _signature()
+
+
+_sign()
+_listeners.append(_sign)  # registering a policy rebuilds the models, and pydantic their signatures
 
 
 def _plain(data: Any, done: dict[int, Any] | None = None) -> Any:

@@ -1,7 +1,7 @@
 """What the compiled policies share: round trips, the dispatcher a server's message goes to, list picks.
 
-Every hook of a compiled policy has one of five signatures, the same for every
-policy (the driver calls them through `emulator.compiled.policies`' switches):
+Every hook of a compiled policy has the signature below, the same for every
+policy (each policy's kernel is built with its own hooks: `emulator.compiled.build`):
 
 - ``dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher) -> (server, via_list)``;
 - ``on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)``;
@@ -18,7 +18,10 @@ policy (the driver calls them through `emulator.compiled.policies`' switches):
   latency, the last reply of one of its asks is in (`network`); a server >= 0 is
   where the job the ask holds goes (-1: none, or the policy asked again);
 - ``deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)``: with latency,
-  one of its own messages (``what`` >= `state.POLICY_MESSAGE`) arrives.
+  one of its own messages (``what`` >= `state.POLICY_MESSAGE`) arrives;
+- ``on_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, jobs, via_list) -> handled``:
+  in slotted time, after a decision's ``jobs`` jobs reached server ``sid`` (the first ``accepted`` got in);
+  False (the default) makes the slot clock call ``on_arrive`` once per job instead.
 
 ``T`` is the `tools.Tools` tuple of the policy's arrays. With zero latency a
 query's reply is the server's current length, so a round trip reduces to counting
@@ -107,3 +110,10 @@ def nothing_replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np
 def nothing_deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                     ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
     pass
+
+
+@njit(cache=True, inline="always")
+def nothing_on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                            ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, accepted: int, jobs: int,
+                            via_list: bool) -> bool:
+    return False

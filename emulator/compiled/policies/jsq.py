@@ -194,13 +194,13 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 @njit(cache=True, inline="always")
 def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                     ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, accepted: int, jobs: int,
-                    via_list: bool) -> None:
+                    via_list: bool) -> bool:
     """`LengthIndex.arrived` after a slot's batch (slotted time): ``accepted`` of its ``jobs`` jobs are in.
 
     The first job's call moves the server by the whole batch; the others find it moved.
     """
     if accepted == 0:
-        return
+        return True
     new = length[sid]
     old = new - accepted
     move(T.buckets, T.bucket_size, T.position, iv, sid, old, new)
@@ -209,6 +209,7 @@ def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np
         while T.bucket_size[low] == 0:
             low += 1
         iv[I_LOW] = low
+    return True
 
 
 initialise, timer = nothing_initialise, nothing_timer

@@ -105,12 +105,13 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 @njit(cache=True, inline="always")
 def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                     ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, accepted: int, jobs: int,
-                    via_list: bool) -> None:
+                    via_list: bool) -> bool:
     """After a slot's batch (slotted time): one change, told once to every dispatcher, if any job got in."""
     if accepted == 0:
-        return
+        return True
     counts[P[UPDATE]] += P[P_D]
     index_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, jobs, via_list)
+    return True
 
 
 initialise, timer = nothing_initialise, nothing_timer

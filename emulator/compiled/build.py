@@ -1,0 +1,133 @@
+"""One kernel per policy: the event loop (or the slot clock) compiled with that policy's hooks alone.
+
+`kernel` and `slotted` are written once, as templates that import the hook names
+from `policies.template`. For a policy, `loop` writes a copy of the template whose
+import line binds those names to the policy's own hooks (`policies.hooks`), imports
+it as a module of this package, and returns it: numba compiles its loop the first
+time it runs, with the hooks inlined as direct calls (as fast as one hand-written
+loop per policy), and caches it beside the copy like any other source file. So a
+run compiles only its own policy's kernel, and a policy added to the registry adds
+compile time to its own runs alone.
+
+The copy's file name holds a digest of everything it was built from (the package's
+sources, and the policy module's own file when it lies outside the package): a
+change to any of them makes a new file, so that numba never loads a kernel compiled
+from other sources; the copies of older sources are removed when a new one is written.
+The copies and their numba caches live in `folder`; `cache` checks that folder's
+files against its manifest as it checks the package's own.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import importlib.util
+import os
+import re
+import sys
+import uuid
+from pathlib import Path
+from types import ModuleType
+
+from . import cache
+from .policies import HOOKS
+
+TEMPLATES = ("kernel", "slotted")
+"""The loops built per policy: the event kernel and the slot clock."""
+
+_HOOK_LINE = re.compile(r"^from \.policies\.template import ([a-z_, ]+)  # hooks$", re.MULTILINE)
+_FEATURE = re.compile(r"^(    )([a-z_]+) = ([^\n]+?)  # feature: ([^\n]*)$", re.MULTILINE)
+FEATURES = {"kernel": ("latent", "checked"), "slotted": ("held", "checked")}
+"""The features each template can be built with or without: a local flag whose value the build fixes, so that
+numba drops the code it guards (a kernel without latency compiles in about 30% less time; only a user's
+policy pays for the checks of its decisions)."""
+_PACKAGE = Path(__file__).parent
+
+
+def source(template: str, module_name: str, features: tuple[bool, ...] | None = None) -> str:
+    """The template's source with its hooks bound to those of the compiled policy ``module_name``.
+
+    ``features`` fixes the template's `FEATURES` flags, in order (None: read at run time, as written).
+    """
+    text = (_PACKAGE / f"{template}.py").read_text(encoding="utf-8")
+    if features is not None:
+        names = FEATURES[template]
+        assert len(features) == len(names)
+        fixed = dict(zip(names, features, strict=True))
+        found = set()
+
+        def fix(match: re.Match[str]) -> str:
+            if match.group(2) not in fixed:
+                return match.group(0)
+            found.add(match.group(2))
+            return f"{match.group(1)}{match.group(2)} = {fixed[match.group(2)]}  # fixed for this kernel: " \
+                   f"{match.group(4)}"
+
+        text = _FEATURE.sub(fix, text)
+        assert found == set(names), f"{template}.py: feature flags missing: {set(names) - found}"
+    match = _HOOK_LINE.search(text)
+    assert match is not None, f"{template}.py: the hooks' import line is missing"
+    imported = [name.strip() for name in match.group(1).split(",")]
+    assert set(imported) <= set(HOOKS), f"{template}.py imports unknown hooks {imported}"
+    # One line, so that the copy's line numbers are the template's.
+    line = (f"from .policies import hooks as _hooks; {', '.join(HOOKS)} = _hooks({module_name!r}); "
+            f"del _hooks  # the hooks of {module_name}")
+    return text[:match.start()] + line + text[match.end():]
+
+
+def _digest(text: str, module_name: str) -> str:
+    digest = hashlib.sha256(text.encode())
+    digest.update(cache.sources_digest().encode())
+    spec = importlib.util.find_spec(module_name)
+    origin = None if spec is None else spec.origin
+    if origin and not Path(origin).resolve().is_relative_to(_PACKAGE.resolve()):
+        digest.update(Path(origin).read_bytes())  # a user's module: its own file too
+    return digest.hexdigest()[:16]
+
+
+@functools.cache
+def loop(template: str, module_name: str, features: tuple[bool, ...] | None = None) -> ModuleType:
+    """The module of ``template``'s loop built for the compiled policy ``module_name`` (written if needed).
+
+    ``features``: the values of the template's `FEATURES` flags this kernel is built for (None: any).
+    """
+    assert template in TEMPLATES
+    text = source(template, module_name, features)
+    safe = re.sub(r"[^A-Za-z0-9]", "_", module_name)
+    if features is not None:  # e.g. "latent1"
+        safe += "__" + "_".join(f"{name}{int(value)}" for name, value in zip(FEATURES[template], features,
+                                                                              strict=True))
+    stem = f"{template}__{safe}__{_digest(text, module_name)}"
+    where = cache.kernels_folder()
+    path = where / f"{stem}.py"
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        _write(path, text)
+        _forget_older(where, f"{template}__{safe}__", stem)
+    name = f"{__package__}._built_{stem}"  # in this package: the template's relative imports resolve
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    built = importlib.util.module_from_spec(spec)
+    sys.modules[name] = built
+    spec.loader.exec_module(built)
+    for cached in cache.cache_folders(built):  # before numba first reads them (at the first call)
+        cache.check_folder(cached)  # (a no-op where `cache.check` checked it already)
+    cache.track(built)
+    cache.guard()  # an entry numba cannot read is a miss, for this kernel too
+    return built
+
+
+def _write(path: Path, text: str) -> None:
+    """Write the file whole or not at all: a temporary file, then a rename (other processes may read it)."""
+    temporary = path.with_name(f"{path.name}.tmp.{uuid.uuid4().hex[:16]}")
+    temporary.write_text(text, encoding="utf-8")
+    os.replace(temporary, path)
+
+
+def _forget_older(where: Path, prefix: str, keep: str) -> None:
+    """Remove the copies (and their numba caches) of this loop and policy built from older sources."""
+    for old in [*where.glob(f"{prefix}*.py"), *(where / "__pycache__").glob(f"{prefix}*")]:
+        if not old.name.startswith(keep):
+            try:
+                old.unlink()
+            except OSError:
+                pass

@@ -1,0 +1,48 @@
+"""Loading the compiled kernels: whether numba works here, and which kernel a case needs."""
+
+from __future__ import annotations
+
+import functools
+
+from ..policies import BUILT_IN
+from ..scenario.schema import ResolvedPolicy, SlotConfig
+from ..scenario.sweep import Point
+
+
+@functools.cache
+def available() -> bool:
+    """Whether the kernel loads in this process: numba is installed and can cache somewhere.
+
+    Numba caches next to the package (``__pycache__``), or, where that is read-only,
+    in the user's cache folder (``~/.cache/numba``), or in ``NUMBA_CACHE_DIR`` if set;
+    with none writable it refuses to load, and the SimPy engine runs instead. The
+    cache is checked first (`cache.check`): one that is damaged or was compiled from
+    other sources is discarded, and the kernel compiled once more.
+    """
+    try:
+        from . import core  # noqa: F401  (numba, imported)
+    except (ImportError, RuntimeError):
+        return False
+    from . import cache
+
+    cache.guard()
+    cache.check()
+    return True
+
+
+COMPILE_SECONDS = 20
+"""About how long compiling one policy's kernel takes on an empty cache (`build`; the event kernel or the slot clock).
+
+Measured on 2 shared cores: 10-25 s by policy and loop (docs/compiled-engine.md).
+"""
+
+
+def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
+    """The kernel's `build.FEATURES` for this case: latency (the event kernel) or held slot messages (the slot
+    clock), and whether the policy's decisions are checked (a policy that is not built in)."""
+    checked = policy.name not in BUILT_IN
+    if point.scenario.system.time == "slotted":
+        return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
+    return (point.scenario.network.latency.mean != 0, checked)
+
+

@@ -1,0 +1,129 @@
+"""What the compiled engine runs: which policies have a compiled form, and which scenarios it reproduces exactly."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..measure.messages import KINDS
+from ..measure.occupancy import OCCUPANCY_METRICS
+from ..measure.recorder import METRICS
+from ..policies import BUILT_IN, REGISTRY
+from ..scenario.schema import ResolvedPolicy, SlotConfig
+from ..scenario.sweep import Point, Scenario
+
+COMPILED: frozenset[str] = frozenset(name for name, cls in REGISTRY.items() if name in BUILT_IN and cls.compiled)
+"""The built-in policies with a compiled version (their classes name it: `Policy.compiled`), read without numba."""
+
+
+def has_compiled_form(name: str) -> bool:
+    """Whether registered policy ``name`` names a compiled form (`Policy.compiled`): built-in or a user's."""
+    return getattr(REGISTRY.get(name), "compiled", None) is not None
+
+
+_KNOWN_FIELDS = {
+    "system": {"servers", "discipline", "capacity", "speeds", "dispatchers", "dispatcher_shares", "time", "slot",
+               "failures"},
+    "workload": {"load", "arrivals", "service"},
+    "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
+    "service": {"kind", "mean", "k", "scv", "alpha"},
+    "network": {"latency", "loss", "timeout"},
+    "run": {"jobs", "warmup_jobs", "engine", "occupancy", "batch_means"},
+}
+_KNOWN_METRICS = (
+    "jobs", "warmup_jobs", "mean_response", "mean_wait", "p50_response", "p90_response", "p99_response",
+    "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
+    *(f"delivered_per_job_{k}" for k in KINDS), *(f"lost_per_job_{k}" for k in KINDS),
+    "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
+    *OCCUPANCY_METRICS,
+)
+_ARRIVALS = {"poisson", "deterministic", "mmpp2", "batch_poisson", "trace"}
+
+
+def supports(point: Point, policy: ResolvedPolicy) -> str | None:
+    """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
+    scenario = point.scenario
+    system = scenario.system
+    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
+        # SimPy delivers each message within its sender's step, and decides an ask there once its
+        # replies are in: the kernel replays that for messages on their way only (`faults`).
+        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
+    if system.failures is not None:
+        return "servers fail (system.failures)"
+    if not has_compiled_form(policy.name):
+        return f"policy '{policy.name}' has no compiled version"
+    parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
+             "service": scenario.workload.service, "network": scenario.network, "run": scenario.run}
+    for name, part in parts.items():
+        unknown = set(type(part).model_fields) - _KNOWN_FIELDS[name]
+        if unknown:
+            return f"{name} has options the compiled engine does not know: {sorted(unknown)}"
+    try:
+        from .policies import module as compiled_form
+    except ImportError:
+        return "numba is not installed"
+    try:
+        module = compiled_form(policy.name)
+    except Exception as exc:  # a user's compiled form that does not import: `check_policy` says so too
+        return f"its compiled form does not import ({type(exc).__name__}: {exc})"
+    unknown = set(policy.params) - module.PARAMS
+    if unknown:
+        return f"policy options the compiled engine does not know: {sorted(unknown)}"
+    if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
+        return "metric columns the compiled engine does not know"
+    if (scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None) and (
+            system.time == "slotted" or scenario.run.total_jobs >= 2**53):
+        return "run.warmup_jobs: auto and run.batch_means run in continuous time, below 2**53 jobs"
+    if scenario.run.total_jobs >= 2**62:
+        return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
+    # Known keys the kernel does not model yet: only their neutral values run compiled.
+    if system.time == "slotted":
+        problem = _slotted_problem(point, policy, module)
+        if problem is not None:
+            return problem
+    elif system.time != "continuous":
+        return f"time '{system.time}'"
+    if system.discipline not in ("fifo", "pool"):
+        return f"discipline '{system.discipline}'"
+    if scenario.workload.arrivals.kind not in _ARRIVALS:
+        return f"arrivals '{scenario.workload.arrivals.kind}'"
+    problem = getattr(module, "supports", None)
+    return None if problem is None else problem(policy.config, PointView(point))
+
+
+_KNOWN_SLOT = {"same_slot", "dispatch", "pull_delay"}
+
+
+def _slotted_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | None:
+    """Why the compiled slot clock (`compiled.slotted`) cannot run this slotted case, or None."""
+    slot = point.scenario.system.slot or SlotConfig()
+    unknown = set(type(slot).model_fields) - _KNOWN_SLOT
+    if unknown:
+        return f"system.slot has options the compiled engine does not know: {sorted(unknown)}"
+    return None
+
+
+
+@dataclass(frozen=True)
+class PointView:
+    """A resolved point as a policy's checks see it (`emulator.policies.views.PointView`)."""
+
+    point: Point
+
+    @property
+    def servers(self) -> int:
+        return self.point.servers
+
+    @property
+    def dispatchers(self) -> int:
+        return self.point.scenario.system.dispatchers
+
+    @property
+    def rate(self) -> float:
+        return self.point.rate
+
+    @property
+    def scenario(self) -> Scenario:
+        return self.point.scenario
+
+
