@@ -24,8 +24,8 @@ from hypothesis import strategies as st
 
 import emulator
 from emulator import compiled
+from emulator.compiled import eligibility as compiled_supports
 from emulator.compiled import engine as compiled_engine
-from emulator.compiled import supports as compiled_supports
 from emulator.errors import ScenarioError
 from emulator.experiment.runner import Task, choose_engine, run_task
 from emulator.model.build import build_model
@@ -291,7 +291,7 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
         def spied(*args: Any) -> int:
             status = int(simulate(*args))
             if status == S.NEED_LISTS:
-                iv = args[2]
+                iv = args[0].iv  # the `state.Run` record
                 seen.add("construction" if iv[S.I_INIT] >= 0 else "update" if iv[S.I_UPDATING] >= 0 else "event")
             return status
         return spied

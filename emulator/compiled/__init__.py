@@ -3,7 +3,7 @@
 One policy, two implementations: `emulator.policies` (SimPy) and its compiled form
 (`policies` here for the built-in ones, or a user's module), held to the same
 contract and to identical results seed for seed, with zero or random message
-latency and in slotted time. `supports` says whether a scenario is one the
+latency and in slotted time. `supports` (`eligibility`) says whether a scenario is one the
 compiled engine reproduces exactly (`cost`, what it would cost SimPy); `engine.record`
 runs one replication; `loading.prepare` loads (or first compiles) the kernels a run
 needs before its workers start. Each policy has its own kernels (`build`): the event loop (`kernel`)

@@ -8,9 +8,9 @@ from typing import Any
 from ..errors import ScenarioError
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
+from .eligibility import COMPILED, supports
 from .engine import record
 from .loading import available, features
-from .supports import COMPILED, supports
 
 
 def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[], None] | None = None) -> bool:

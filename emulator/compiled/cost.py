@@ -7,7 +7,7 @@ import math
 from ..policies import REGISTRY
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point
-from .supports import PointView
+from .eligibility import PointView
 
 AUTO_SECONDS = 1.0
 """``run.engine: auto`` runs a replication on the compiled engine when SimPy would take this long or more.

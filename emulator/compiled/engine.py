@@ -36,8 +36,8 @@ from . import state as S
 from .arrays import Jobs, OccupancyArrays, fold, measurements
 from .blocks import gap_blocks, law_blocks, size_blocks, uniform_blocks
 from .cost import AUTO_SECONDS, simpy_seconds
+from .eligibility import COMPILED, PointView, has_compiled_form, supports
 from .loading import COMPILE_SECONDS, available, features
-from .supports import COMPILED, PointView, has_compiled_form, supports
 
 __all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
            "simpy_seconds", "supports"]
