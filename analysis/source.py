@@ -99,34 +99,27 @@ def with_files(summary: pd.DataFrame, folder: str | Path) -> Source:
 
 def read_warmup(folder: Path) -> pd.DataFrame | None:
     """``warmup.csv`` of a results folder, or None if there is none (or it is not one)."""
-    import pandas as pd
-
     from emulator.experiment.warmup import FRAME_COLUMNS
 
-    path = Path(folder) / "warmup.csv"
-    if not path.is_file():
-        return None
-    try:
-        frame = pd.read_csv(path)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
-        return None
-    if not {"point", "policy", *FRAME_COLUMNS} <= set(frame.columns) or frame.empty:
-        return None
-    return frame
+    return _read_frame(Path(folder) / "warmup.csv", {"point", "policy", *FRAME_COLUMNS})
 
 
 def read_response_cdf(folder: Path) -> pd.DataFrame | None:
     """``response_cdf.csv`` of a results folder, or None if there is none (or it is not one)."""
+    return _read_frame(Path(folder) / "response_cdf.csv", set(CDF_COLUMNS))
+
+
+def _read_frame(path: Path, columns: set[str]) -> pd.DataFrame | None:
+    """The CSV file at ``path`` if it reads and has ``columns`` and a row; else None (a figure then has no data)."""
     import pandas as pd
 
-    path = Path(folder) / "response_cdf.csv"
     if not path.is_file():
         return None
     try:
         frame = pd.read_csv(path)
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
         return None
-    if not set(CDF_COLUMNS) <= set(frame.columns) or frame.empty:
+    if not columns <= set(frame.columns) or frame.empty:
         return None
     return frame
 
