@@ -125,3 +125,42 @@ def test_pages_show_the_tables_the_readme_holds(site: Path) -> None:
         text = (site / f"{page}.html").read_text()
         assert cells and all(cell in text for cell in cells), (page, cells)
     assert (site / "_images" / "quickstart_tradeoff.png").is_file()
+
+
+PROBE = ("<script>window.addEventListener('load', () => { const p = document.createElement('pre');"
+         " p.id = 'probe'; p.textContent = JSON.stringify({overflow: document.documentElement.scrollWidth"
+         " - window.innerWidth, images: [...document.querySelectorAll('article img')].map(i => [i.complete,"
+         " i.naturalWidth, i.getBoundingClientRect().width])}); document.body.appendChild(p); });</script>")
+
+
+@pytest.mark.parametrize("page", ["index", "tutorial", "gallery", "theory"])
+def test_pages_render_in_headless_chromium_at_desktop_width(site: Path, page: str) -> None:
+    """At 1440 px: no page wider than the window, every figure of the article loaded and drawn at least
+    400 px wide (not shrunk until its text cannot be read), and a screenshot with text and figures."""
+    import json
+    import shutil
+
+    from PIL import Image
+
+    browser = shutil.which("chromium") or shutil.which("chromium-browser")
+    if browser is None:
+        pytest.skip("chromium is not installed (Debian: chromium; .ci/run installs it)")
+    html = site / f"{page}.html"
+    probe = html.with_name(f"{page}.probe.html")  # beside it: the page's relative links still resolve
+    probe.write_text(html.read_text().replace("</body>", PROBE + "</body>"))
+    flags = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--window-size=1440,900"]
+    dom = subprocess.run([*flags, "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert dom.returncode == 0, dom.stderr[-2000:]
+    found = json.loads(re.search(r'<pre id="probe"[^>]*>(.*?)</pre>', dom.stdout, re.DOTALL).group(1))  # type: ignore[union-attr]
+    assert found["overflow"] <= 0, f"{page}: {found['overflow']} px wider than the window"
+    for complete, width, shown in found["images"]:
+        assert complete and width > 0 and shown >= min(400, width), (page, found["images"])
+    if page in ("index", "tutorial", "gallery"):
+        assert found["images"], f"{page}: no figure in the article"
+    shot = site / f"{page}.png"
+    subprocess.run([*flags, f"--screenshot={shot}", html.as_uri()], capture_output=True, timeout=120, check=True)
+    with Image.open(shot) as image:
+        assert image.size == (1440, 900)
+        colours = image.convert("RGB").getcolors(maxcolors=1_000_000)
+        assert colours is not None and len(colours) > 100  # text and figures drawn
