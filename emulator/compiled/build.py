@@ -86,17 +86,16 @@ def _digest(text: str, module_name: str) -> str:
 
 
 @functools.cache
-def loop(template: str, module_name: str, features: tuple[bool, ...] | None = None) -> ModuleType:
+def loop(template: str, module_name: str, features: tuple[bool, ...]) -> ModuleType:
     """The module of ``template``'s loop built for the compiled policy ``module_name`` (written if needed).
 
-    ``features``: the values of the template's `FEATURES` flags this kernel is built for (None: any).
+    ``features``: the values of the template's `FEATURES` flags this kernel is built for.
     """
     assert template in TEMPLATES
     text = source(template, module_name, features)
-    safe = re.sub(r"[^A-Za-z0-9]", "_", module_name)
-    if features is not None:  # e.g. "latent1"
-        safe += "__" + "_".join(f"{name}{int(value)}" for name, value in zip(FEATURES[template], features,
-                                                                              strict=True))
+    # e.g. kernel__emulator_compiled_policies_jsq__latent0_checked0: the names of older copies start alike
+    safe = re.sub(r"[^A-Za-z0-9]", "_", module_name) + "__" + "_".join(
+        f"{name}{int(value)}" for name, value in zip(FEATURES[template], features, strict=True))
     stem = f"{template}__{safe}__{_digest(text, module_name)}"
     where = cache.kernels_folder()
     path = where / f"{stem}.py"
