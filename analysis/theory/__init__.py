@@ -54,12 +54,6 @@ from .mean_field import (
     threshold_tail,
 )
 from .pools import jsq_pool_fluid, jsqd_pool_tail, pool_blocking
-from .redundancy import (
-    redundancy_response,
-    redundancy_response_quadrature,
-    redundancy_response_series,
-    redundancy_tail,
-)
 from .queues import (
     erlang_b,
     erlang_c,
@@ -69,6 +63,12 @@ from .queues import (
     mm1_response_quantile,
     mm1k,
     mmn_response,
+)
+from .redundancy import (
+    redundancy_response,
+    redundancy_response_quadrature,
+    redundancy_response_series,
+    redundancy_tail,
 )
 from .slotted import slotted_md1_response, slotted_queue
 

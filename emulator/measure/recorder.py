@@ -142,10 +142,14 @@ class Recorder:
         self.area += self.in_system * (now - self.last)
         self.last = now
         self.in_system -= 1
-        self.settle(job, work)
+        self._settle(job, work)
 
-    def settle(self, job: Any, work: float) -> None:
-        """A copy other than the first to finish is gone (withdrawn, or dropped on arrival with ``work`` 0)."""
+    def drop(self, job: Any) -> None:
+        """A copy is dropped as it arrives: its cancel came first, so it never was at the server."""
+        self._settle(job, 0.0)
+
+    def _settle(self, job: Any, work: float) -> None:
+        """A copy other than the first to finish is gone, after ``work`` of service."""
         if job.measured:
             self.wasted_work += work
             self.unsettled -= 1

@@ -117,7 +117,7 @@ class CopyServer(FifoQueue):
         group = copy.group
         if copy.state == DROPPED:  # its cancel came first
             group.reached(self.id)
-            self.recorder.settle(copy, 0.0)
+            self.recorder.drop(copy)
             return
         now = self.env._now
         copy.at_server = now
