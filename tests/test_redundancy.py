@@ -117,11 +117,13 @@ def test_mean_field_closed_form_agrees_with_its_series_and_its_tail(lam: float, 
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("lam", [0.5, 0.8])
-def test_mean_response_meets_the_mean_field(lam: float) -> None:
+@pytest.mark.parametrize("lam, jobs", [(0.5, 30_000), (0.8, 60_000)])
+def test_mean_response_meets_the_mean_field(lam: float, jobs: int) -> None:
     """N = 200, d = 2, independent exponential copies: the mean field within a 95% interval (Bonferroni over 2).
 
-    Measured: 0.7697 at 0.5 and 1.2563 at 0.8 over 4 replications of 40,000 jobs (theory 0.7726, 1.2647).
+    At 0.8 the replications' means spread widely over 30,000 jobs (1.22 to 1.29): longer runs, not a
+    wider tolerance. Four of 100,000 jobs at 0.8 gave 1.2705 (theory 1.2647): N = 200 is about 0.5% above.
     """
-    rows = replicate(11, 8, policy="redundancy", d=2, servers=200, load=lam, jobs=30_000, **EXP)
+    rows = replicate(11, 8, policy="redundancy", d=2, servers=200, load=lam, jobs=jobs, warmup_jobs=jobs // 5,
+                     **EXP)
     check(f"Red(2), N=200, load {lam}", column(rows, "mean_response", family=2), theory.redundancy_response(lam, 2))
