@@ -39,9 +39,10 @@ class Recorder:
 
     The channel adds to ``counts`` (control messages sent, by kind) and
     ``transfers``, and reports each lost message (`lose_message`); the servers
-    call `enter`, `leave`, `block` and `lose`; the arrival source calls `edge`
-    and `exhausted`. ``done`` fires when every measured job has left (or was
-    blocked) and the window is closed.
+    call `enter`, `leave`, `block` and `lose` (and, for copies of a job, `withdraw`
+    and `drop`); the arrival source calls `edge` and `exhausted`. ``done`` fires
+    when every measured job has left (or was blocked), every copy of one is gone,
+    and the window is closed.
     """
 
     def __init__(self, env: simpy.Environment, servers: int, warmup: int, jobs: int) -> None:
