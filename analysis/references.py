@@ -267,7 +267,8 @@ def bound(point: Any) -> tuple[str, dict[str, float]] | None:
     FIFO servers with exponential service: the central M/M/N queue (Erlang C),
     which no dispatcher beats in mean response. Pools with capacity B: the
     central loss system of N·B slots (Erlang B), which no dispatcher beats in
-    blocking. None where neither applies.
+    blocking. None where neither applies, or where a policy sends a job as several
+    copies (`redundancy`): neither bounds it.
 
     Examples
     --------
@@ -279,6 +280,8 @@ def bound(point: Any) -> tuple[str, dict[str, float]] | None:
     """
     if not _applies(point) or not _exponential(point.scenario) or point.scenario.system.time == "slotted":
         return None
+    if any(policy.name == "redundancy" and policy.params.get("d") != 1 for policy in point.policies):
+        return None  # copies of a job served at once beat one server each: Red(d) tends to 1/d at low load
     scenario = point.scenario
     n = scenario.system.servers
     if scenario.system.discipline == "pool":

@@ -12,6 +12,7 @@ from helpers.scenarios import trace_arrivals, traced
 
 import analysis.theory as theory
 import emulator
+from analysis.references import bound
 from emulator.errors import ScenarioError
 from emulator.measure.recorder import METRICS
 from emulator.model.copies import SERVING, WAITING
@@ -127,3 +128,11 @@ def test_mean_response_meets_the_mean_field(lam: float, jobs: int) -> None:
     rows = replicate(11, 8, policy="redundancy", d=2, servers=200, load=lam, jobs=jobs, warmup_jobs=jobs // 5,
                      **EXP)
     check(f"Red(2), N=200, load {lam}", column(rows, "mean_response", family=2), theory.redundancy_response(lam, 2))
+
+
+def test_no_single_copy_lower_bound_is_shown_beside_it() -> None:
+    """M/M/N bounds dispatchers that serve each job once; Red(3) at load 0.3 is below it (0.35 against 1)."""
+    assert theory.redundancy_response(0.3, 3) < theory.mmn_response(100, 0.3)
+    point = emulator.Scenario.from_dict({"system": {"servers": 100}, "workload": {"load": 0.3},
+                                         "policies": [{"name": "redundancy", "d": 3}, {"name": "jsq"}]}).points()[0]
+    assert bound(point) is None
