@@ -121,7 +121,7 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     law = scenario.workload.service.law()
     found: dict[str, Reference] = {}
     d = params.get("d")
-    if name == "random" or (name == "sqd" and d == 1):
+    if name == "random" or (name in ("sqd", "redundancy") and d == 1):  # one copy: random routing
         if math.isfinite(law.scv):
             label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
             found["mean_response"] = Reference(theory.mg1_response(load, 1.0, law.scv), label)
@@ -132,6 +132,9 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
         found["mean_response"] = Reference(theory.sqd_response(load, d), MEAN_FIELD)
     elif name == "threshold" and isinstance(d, int):
         found["mean_response"], found["messages_per_job"] = _threshold(load, d, params["threshold"])
+    elif name == "redundancy" and isinstance(d, int) and params["cancel"] == "completion" \
+            and params["copies"] == "independent":
+        found["mean_response"] = Reference(theory.redundancy_response(load, d), MEAN_FIELD)
     elif name == "jiq" and scenario.system.dispatchers == 1:
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
@@ -253,7 +256,8 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
     if "mean_response" in found:
         ref = found["mean_response"]
         found["mean_response"] = Reference(ref.value * unit, ref.label)
-        found["mean_queue_length"] = Reference(point.load * ref.value, ref.label)  # Little's law
+        if policy.name != "redundancy" or policy.params.get("d") == 1:  # lengths count copies, not jobs
+            found["mean_queue_length"] = Reference(point.load * ref.value, ref.label)  # Little's law
     return found
 
 
@@ -263,7 +267,8 @@ def bound(point: Any) -> tuple[str, dict[str, float]] | None:
     FIFO servers with exponential service: the central M/M/N queue (Erlang C),
     which no dispatcher beats in mean response. Pools with capacity B: the
     central loss system of N·B slots (Erlang B), which no dispatcher beats in
-    blocking. None where neither applies.
+    blocking. None where neither applies, or where a policy sends a job as several
+    copies (`redundancy`): neither bounds it.
 
     Examples
     --------
@@ -275,6 +280,8 @@ def bound(point: Any) -> tuple[str, dict[str, float]] | None:
     """
     if not _applies(point) or not _exponential(point.scenario) or point.scenario.system.time == "slotted":
         return None
+    if any(policy.name == "redundancy" and policy.params.get("d") != 1 for policy in point.policies):
+        return None  # copies of a job served at once beat one server each: Red(d) tends to 1/d at low load
     scenario = point.scenario
     n = scenario.system.servers
     if scenario.system.discipline == "pool":

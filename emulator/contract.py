@@ -13,6 +13,9 @@ same functions the project's tests parametrize over every built-in policy
 - ``runs_everywhere``: it runs in every system the emulator models (latency,
   several dispatchers, pools with capacity, heterogeneous speeds, one server),
   conserves jobs, keeps FIFO order and Little's law as sample-path identities;
+  a system its ``check`` refuses in one line naming a key of ``policies.0`` is
+  passed over, except the plain one; a policy that sends a job as copies
+  (redundancy) is held to these identities copy by copy;
 - ``accounts_messages``: every message it sends is counted once, by kind, through
   the channel, and with zero latency every query has its reply;
 - ``reproducible``: the same seed gives the same row, another seed another;
@@ -174,6 +177,8 @@ def runs_everywhere(cls: type[Policy]) -> None:
     _registered(cls)
     for system, options in SYSTEMS.items():
         options = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, **POISSON, **options}
+        if _refuses(cls, system, options):
+            continue
         trace = traced(cls, seed=17, **options)
         metrics = trace.run()
         where = f"in system {system!r}"
@@ -193,6 +198,8 @@ def accounts_messages(cls: type[Policy]) -> None:
     _registered(cls)
     for system in ("plain", "dispatchers-3", "latency", "dispatchers-3-latency"):
         options = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, **POISSON, **SYSTEMS[system]}
+        if _refuses(cls, system, options):
+            continue
         trace = traced(cls, seed=23, **options)
         metrics = trace.run()
         recorder = trace.model.recorder
@@ -240,6 +247,8 @@ def same_on_both_engines(cls: type[Policy]) -> None:
     _registered(cls)
     for system, extra in SYSTEMS.items():
         options = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, **POISSON, **extra}
+        if _refuses(cls, system, options):
+            continue
         params = _params(cls, options["servers"])
         # A compiled form may refuse a case it cannot run exactly (`supports`): then SimPy runs it.
         point = Scenario.from_dict(scenario_data(cls.name, seed=17, **options, **params)).points()[0]
@@ -253,6 +262,26 @@ def same_on_both_engines(cls: type[Policy]) -> None:
             row.pop("wall_seconds"), row.pop("engine")
         differ = {k: (old[k], new[k]) for k in old if repr(old[k]) != repr(new.get(k))}
         assert not differ, f"in system {system!r} the engines differ: {differ}"
+
+
+def _refuses(cls: type[Policy], system: str, options: dict[str, Any]) -> bool:
+    """Whether the policy's own ``check`` refuses this system, in one line naming a key of ``policies.0``.
+
+    A policy may refuse a system that makes no sense for it (pools for job copies), but
+    never the plain one, and never otherwise than a scenario refuses any bad value.
+    """
+    from .api import scenario_data
+    from .scenario.sweep import Scenario
+
+    try:
+        Scenario.from_dict(scenario_data(cls.name, seed=1, **options, **_params(cls, options["servers"]))).points()
+    except ScenarioError as exc:
+        message = str(exc)
+        assert message.startswith("policies.0.") and "\n" not in message, \
+            f"in system {system!r}: refused other than in one line naming its key: {message!r}"
+        assert system != "plain", f"it refuses the plain system: {message}"
+        return True
+    return False
 
 
 def listed(cls: type[Policy]) -> None:
@@ -293,6 +322,9 @@ def check_conservation(trace: Any, where: str = "") -> None:
     Lost: at a failing server with ``on_down: lose`` (docs/faults.md), whether it
     was there when the server failed or reached it while down.
     """
+    if _copies(trace):
+        _check_copies_conservation(trace, where)
+        return
     model = trace.model
     received = {job.id for job in trace.jobs}
     assert sorted(received) == list(range(len(received))), f"{where}: job ids out of order or lost"
@@ -328,6 +360,9 @@ def check_conservation(trace: Any, where: str = "") -> None:
 
 def check_timestamps(trace: Any, where: str = "") -> None:
     """Waits are >= 0, FIFO servers serve in order of arrival, service takes size / speed."""
+    if _copies(trace):
+        _check_copies_timestamps(trace, where)
+        return
     done = trace.completion()
     speed = {server.id: server.speed for server in trace.model.servers}
     fifo = trace.model.servers[0].discipline == "fifo"
@@ -360,7 +395,10 @@ def check_little_exact(trace: Any, where: str = "") -> None:
     now = trace.model.env.now
     accepted = {job_id for _, _, job_id in trace.accepted}
     area = 0.0
-    for job in trace.jobs:
+    if _copies(trace):  # the lengths count copies: each copy's time at its server
+        for end, copy in _copy_ends(trace) + [(now, copy) for copy in _copies_present(trace)]:
+            area += max(0.0, min(end, t1) - max(copy.at_server, t0))
+    for job in trace.jobs if not _copies(trace) else ():
         if job.blocked or job.id not in accepted or not hasattr(job, "at_server"):
             continue
         start, end = job.at_server, done.get(job.id, now)
@@ -368,6 +406,76 @@ def check_little_exact(trace: Any, where: str = "") -> None:
     servers = len(trace.model.servers)
     measured = metrics["mean_queue_length"] * servers * metrics["sim_time"]
     assert math.isclose(measured, area, rel_tol=1e-9, abs_tol=1e-9), f"{where}: Little's law {measured} != {area}"
+
+
+def _copies(trace: Any) -> bool:
+    """Whether the model sends each job as copies (`emulator.model.copies`)."""
+    return getattr(trace.model, "copier", None) is not None
+
+
+def _copy_ends(trace: Any) -> list[tuple[float, Any]]:
+    """Every copy that left its server, ``(time, copy)``: finishing its job, or not (withdrawn)."""
+    return [(now, copy) for now, _, copy in trace.left] + list(trace.withdrawn)
+
+
+def _copies_present(trace: Any) -> list[Any]:
+    """The copies at the servers now (a cancelled copy may still sit in a queue, marked gone)."""
+    from .model.copies import SERVING, WAITING
+
+    return [copy for server in trace.model.servers for copy in server.queue if copy.state in (WAITING, SERVING)]
+
+
+def _check_copies_conservation(trace: Any, where: str) -> None:
+    """Copy by copy: each sent once to its server, and there, gone, or dropped; each job finished by one copy.
+
+    A job's copies go to distinct servers, so a copy is (job id, server id).
+    """
+    model = trace.model
+    received = {job.id for job in trace.jobs}
+    assert sorted(received) == list(range(len(received))), f"{where}: job ids out of order or lost"
+    sent = [(job_id, sid) for _, _, job_id, sid, _ in trace.sent]
+    accepted = [(job_id, sid) for _, sid, job_id in trace.accepted]
+    ended = [(copy.id, copy.server) for _, copy in _copy_ends(trace)]
+    dropped = [(copy.id, copy.target.id) for _, copy in trace.dropped]
+    present = [(copy.id, copy.server) for copy in _copies_present(trace)]
+    for copies in (sent, accepted, ended, dropped, present):
+        assert len(copies) == len(set(copies)), f"{where}: a copy was sent, accepted, ended or dropped twice"
+    assert {job_id for job_id, _ in sent} <= received and set(accepted) <= set(sent), \
+        f"{where}: a copy reached a server unsent"
+    assert sorted(accepted) == sorted(ended + dropped + present), f"{where}: copies lost at the servers"
+    lengths = [server.length for server in model.servers]
+    assert lengths == [sum(copy.server == server.id for copy in _copies_present(trace)) for server in model.servers], \
+        f"{where}: lengths other than the copies present"
+    assert model.recorder.in_system == sum(lengths), where
+    assert model.recorder.transfers == len(sent), f"{where}: transfers outside Dispatcher.send"
+    finished = [copy.id for _, _, copy in trace.left]
+    assert len(finished) == len(set(finished)), f"{where}: a job finished by two copies"
+    metrics = trace.metrics
+    measured = [job for job in trace.jobs if job.measured]
+    assert len(measured) == metrics["jobs"], where
+    assert {job.id for job in measured} <= set(finished), f"{where}: a measured job never finished"
+    assert metrics["blocked_fraction"] == 0 and metrics["lost_fraction"] == 0, where
+
+
+def _check_copies_timestamps(trace: Any, where: str) -> None:
+    """Copy by copy: times in order, the finishing copy served size / speed, each server's copies in FIFO order.
+
+    A copy starts when it arrives at an idle server, or when the copy before it there left
+    (finished, or cancelled in service); a copy cancelled while waiting never starts.
+    """
+    speed = {server.id: server.speed for server in trace.model.servers}
+    for now, _, copy in trace.left:
+        assert copy.arrival <= copy.dispatched <= copy.at_server <= copy.start, f"{where}: copy of {copy.id} times"
+        assert math.isclose(now, copy.start + copy.size / speed[copy.server], rel_tol=1e-9, abs_tol=1e-9), \
+            f"{where}: job {copy.id} service"
+    ends = [*_copy_ends(trace), *((math.inf, copy) for copy in _copies_present(trace))]
+    served = sorted((copy.server, copy.start, copy.at_server, end) for end, copy in ends if hasattr(copy, "start"))
+    previous: dict[int, tuple[float, float]] = {}  # by server: the last served copy's arrival and end
+    for sid, start, at_server, end in served:
+        arrived, ended = previous.get(sid, (-math.inf, -math.inf))
+        assert at_server >= arrived, f"{where}: server {sid} served copies out of FIFO order"
+        assert start == max(at_server, ended), f"{where}: server {sid} idle, or serving two copies, at {start:g}"
+        previous[sid] = (at_server, end)
 
 
 def _sums(log: list[tuple[float, str, int]]) -> dict[str, int]:

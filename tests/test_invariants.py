@@ -190,14 +190,18 @@ def small_scenarios(draw: Any) -> dict[str, Any]:
         policy["period"] = draw(st.sampled_from([0.5, 2.0, 10.0]))
     if name == "jiq":
         policy["memory"] = draw(st.sampled_from([None, 1, 3]))
+    copies = name == "redundancy"  # FIFO queues of copies, without capacity: it refuses the rest
+    if copies:
+        policy.update(d=draw(st.integers(1, servers)), cancel=draw(st.sampled_from(["completion", "start"])),
+                      copies=draw(st.sampled_from(["independent", "identical"])))
     dispatchers = draw(st.integers(1, 3))
-    pool = draw(st.booleans())
+    pool = not copies and draw(st.booleans())
     return scenario_dict(
         policy, servers=servers, dispatchers=dispatchers, jobs=draw(st.integers(20, 150)),
         warmup=draw(st.integers(0, 20)),
         load=draw(st.sampled_from([0.3, 0.7, 0.95] + ([1.5, 3.0] if pool else []))),
         discipline="pool" if pool else "fifo",
-        capacity=draw(st.sampled_from([None, 1, 3])) if pool or draw(st.booleans()) else None,
+        capacity=draw(st.sampled_from([None, 1, 3])) if pool or (not copies and draw(st.booleans())) else None,
         speeds=draw(st.none() | st.lists(st.sampled_from([0.5, 1.0, 2.0]), min_size=servers, max_size=servers)),
         latency=draw(st.sampled_from([None, 0.05, {"kind": "exponential", "mean": 0.2}])),
         arrivals={"kind": draw(st.sampled_from(["poisson", "deterministic", "batch_poisson", "mmpp2"]))},

@@ -30,6 +30,9 @@ Contents
     `jsq_pool_fluid`, `jsqd_pool_tail`, `pool_blocking`.
 `analysis.theory.slotted`: slotted time (Zhou et al.)
     `slotted_md1_response`, `slotted_queue`: one server, Poisson arrivals per slot.
+`analysis.theory.redundancy`: Redundancy-d, N → ∞ (Gardner et al.)
+    `redundancy_response` (closed form), `redundancy_tail`; checked by
+    `redundancy_response_series` and `redundancy_response_quadrature`.
 `analysis.theory.chains`: exact finite N
     `exact_supermarket`: the stationary distribution of the lumped CTMC of N
     exponential FIFO servers under random, JSQ, SQ(d) or threshold routing.
@@ -61,6 +64,12 @@ from .queues import (
     mm1k,
     mmn_response,
 )
+from .redundancy import (
+    redundancy_response,
+    redundancy_response_quadrature,
+    redundancy_response_series,
+    redundancy_tail,
+)
 from .slotted import slotted_md1_response, slotted_queue
 
 __all__ = [
@@ -78,6 +87,10 @@ __all__ = [
     "mm1k",
     "mmn_response",
     "pool_blocking",
+    "redundancy_response",
+    "redundancy_response_quadrature",
+    "redundancy_response_series",
+    "redundancy_tail",
     "slotted_md1_response",
     "slotted_queue",
     "sqd_finite_n_correction",

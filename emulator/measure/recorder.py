@@ -25,7 +25,7 @@ METRICS: tuple[str, ...] = (
     *(f"messages_per_job_{kind}" for kind in KINDS),
     *(f"delivered_per_job_{kind}" for kind in KINDS), *(f"lost_per_job_{kind}" for kind in KINDS),
     "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
-    *OCCUPANCY_METRICS,
+    *OCCUPANCY_METRICS, "copies_per_job", "wasted_work_per_job",
 )
 """The metric columns of runs.csv and summary.csv, in order.
 
@@ -39,9 +39,10 @@ class Recorder:
 
     The channel adds to ``counts`` (control messages sent, by kind) and
     ``transfers``, and reports each lost message (`lose_message`); the servers
-    call `enter`, `leave`, `block` and `lose`; the arrival source calls `edge`
-    and `exhausted`. ``done`` fires when every measured job has left (or was
-    blocked) and the window is closed.
+    call `enter`, `leave`, `block` and `lose` (and, for copies of a job, `withdraw`
+    and `drop`); the arrival source calls `edge` and `exhausted`. ``done`` fires
+    when every measured job has left (or was blocked), every copy of one is gone,
+    and the window is closed.
     """
 
     def __init__(self, env: simpy.Environment, servers: int, warmup: int, jobs: int) -> None:
@@ -66,6 +67,11 @@ class Recorder:
         self.responses = QuantileSketch()
         self.occupancy: Occupancy | None = None  # the servers' observer, if lengths are streamed
         self.series: Series | None = None  # batch sums of the responses in arrival order, if wanted
+        # Jobs sent as several copies (`emulator.model.copies`): the extra copies of measured jobs, the
+        # work their copies other than the first to finish received, and those copies not yet gone.
+        self.extra_copies = 0
+        self.wasted_work = 0.0
+        self.unsettled = 0
 
     # -- called by the arrival source ------------------------------------------------
     def exhausted(self) -> None:
@@ -131,6 +137,26 @@ class Recorder:
             if self.finished == self.jobs:
                 self._check_done()
 
+    def withdraw(self, job: Any, now: float, work: float) -> None:
+        """A copy leaves without finishing its job: cancelled there (after ``work`` of service), or done after
+        another copy finished it (``work`` its size)."""
+        self.area += self.in_system * (now - self.last)
+        self.last = now
+        self.in_system -= 1
+        self._settle(job, work)
+
+    def drop(self, job: Any) -> None:
+        """A copy is dropped as it arrives: its cancel came first, so it never was at the server."""
+        self._settle(job, 0.0)
+
+    def _settle(self, job: Any, work: float) -> None:
+        """A copy other than the first to finish is gone, after ``work`` of service."""
+        if job.measured:
+            self.wasted_work += work
+            self.unsettled -= 1
+            if self.unsettled == 0:
+                self._check_done()
+
     # -- called by the channel -------------------------------------------------------
     def lose_message(self, kind: int, phase: int) -> None:
         """A control message of ``kind`` is lost now; ``phase`` was ``len(window)`` when it was sent.
@@ -148,7 +174,7 @@ class Recorder:
             snapshot[offset + kind] += 1
 
     def _check_done(self) -> None:
-        if self.finished == self.jobs and len(self.window) == 2 and not self.done.triggered:
+        if self.finished == self.jobs and not self.unsettled and len(self.window) == 2 and not self.done.triggered:
             self.done.succeed()
 
     # -- results ---------------------------------------------------------------------
@@ -156,7 +182,8 @@ class Recorder:
         """The replication's measurements as the plain value both engines return."""
         return RunResult(self.servers, self.warmup, self.jobs, self.window, self.finished, self.blocked, self.lost_jobs,
                          self.waited, self.sum_response, self.sum_wait, self.responses,
-                         None if self.occupancy is None else self.occupancy.result())
+                         None if self.occupancy is None else self.occupancy.result(), self.extra_copies,
+                         self.wasted_work)
 
     def metrics(self) -> dict[str, float]:
         """The metric columns (docs/results.md) for this replication: `RunResult.metrics`."""

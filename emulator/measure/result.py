@@ -101,6 +101,8 @@ class RunResult:
     sum_wait: float
     responses: QuantileSketch
     occupancy: OccupancyResult | None = None
+    extra_copies: int = 0  # copies of measured jobs beyond the first (redundancy)
+    wasted_work: float = 0.0  # service those copies received without finishing their job
 
     def metrics(self) -> dict[str, float]:
         """The metric columns (docs/results.md) for this replication."""
@@ -135,6 +137,8 @@ class RunResult:
             "sim_time": span,
             **(self.occupancy.metrics() if self.occupancy is not None
                else dict.fromkeys(OCCUPANCY_METRICS, nan)),
+            "copies_per_job": 1.0 + self.extra_copies / self.jobs,
+            "wasted_work_per_job": self.wasted_work / self.jobs,
         }
 
     def arrays(self) -> dict[str, Any]:

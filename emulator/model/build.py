@@ -24,6 +24,7 @@ from ..workload.speeds import draw_speeds
 from ..workload.streams import Uniforms, generator
 from . import guard, policing, slotted
 from .channels import Channel
+from .copies import Copier, CopyServer
 from .dispatcher import Dispatcher
 from .failures import FailingFifoServer
 from .job import Job
@@ -43,6 +44,7 @@ class Model:
     rate: float  # arrival rate
     watch: guard.Watch
     policy: Policy | None = None
+    copier: Copier | None = None  # makes a job's copies, for a policy that sends several (redundancy)
 
     def record(self, progress: Callable[[int], None] | None = None) -> RunResult:
         """Run until every measured job has left; return the measurements (`RunResult`).
@@ -93,7 +95,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
                                      failures.on_down == "lose")
                    for i, speed in enumerate(speeds)]
     else:
-        server_class = SERVERS[system.discipline]
+        copies = getattr(REGISTRY[policy.name], "copies", False)  # its servers may cancel a job's copies
+        server_class = CopyServer if copies else SERVERS[system.discipline]
         servers = [server_class(env, i, speed, system.capacity, recorder) for i, speed in enumerate(speeds)]
     if scenario.run.occupancy:
         recorder.occupancy = Occupancy(system.servers, 1.0 - point.load, theory_mean(scenario))
@@ -104,6 +107,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.total_jobs,
                         rate, lambda kind, now: _suspect(point, kind, now))
     model = Model(env, recorder, channel, servers, dispatchers, Uniforms(generator(seed, "policy")), rate, watch)
+    if getattr(REGISTRY[policy.name], "copies", False):  # extra copies' sizes: a stream of their own
+        model.copier = Copier(recorder, workload.service.law().sampler(generator(seed, "copies")).__next__)
     model.policy = REGISTRY[policy.name](model, policy.config)
     for dispatcher in dispatchers:
         dispatcher.follow(model.policy)

@@ -9,12 +9,14 @@ It wraps a model (before it runs) and records:
 - ``accepted``: every job reaching a server, ``(time, server id, job id)`` (blocked ones too);
 - ``left``: every departure, ``(time, server id, job)``; ``blocked``: ``(time, job)``;
 - ``lost``: every job lost at a failing server (``on_down: lose``), ``(time, job)``;
+- ``withdrawn``: every copy of a job (redundancy) that left its server without finishing the job,
+  ``(time, copy)``; ``dropped``: every copy dropped as it arrived, its cancel having come first;
 - ``departures``: ``(time, server id, length left behind)`` for every departure;
 - ``asks``: every query round, ``(time, [target ids], replies)`` when the replies are in.
 
 All of it goes through the model's public seams: the recorder's counter list,
 ``Dispatcher.receive``/``send``, ``Server.accept`` (``accept_all`` in slotted time),
-``Recorder.leave``/``block``/``lose`` and ``Channel.ask``. `emulator.check_policy` and the
+``Recorder.leave``/``block``/``lose``/``withdraw``/``drop`` and ``Channel.ask``. `emulator.check_policy` and the
 tests read a policy's behaviour from it.
 """
 
@@ -56,6 +58,8 @@ class Trace:
         self.left: list[tuple[float, int, Any]] = []
         self.blocked: list[tuple[float, Any]] = []
         self.lost: list[tuple[float, Any]] = []
+        self.withdrawn: list[tuple[float, Any]] = []
+        self.dropped: list[tuple[float, Any]] = []
         self.departures: list[tuple[float, int, int]] = []
         self.asks: list[tuple[float, list[int], list[int]]] = []
         self.metrics: dict[str, float] | None = None
@@ -90,6 +94,18 @@ class Trace:
         recorder.leave = on_leave  # type: ignore[method-assign]
         recorder.block = on_block  # type: ignore[method-assign]
         recorder.lose = on_lose  # type: ignore[method-assign]
+        withdraw, drop = recorder.withdraw, recorder.drop
+
+        def on_withdraw(job: Any, now: float, work: float) -> None:
+            self.withdrawn.append((now, job))
+            withdraw(job, now, work)
+
+        def on_drop(job: Any) -> None:
+            self.dropped.append((env.now, job))
+            drop(job)
+
+        recorder.withdraw = on_withdraw  # type: ignore[method-assign]
+        recorder.drop = on_drop  # type: ignore[method-assign]
 
         channel = model.channel
         ask = channel.ask

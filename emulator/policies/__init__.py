@@ -25,6 +25,7 @@ from .jsq_push import JSQPushPolicy
 from .jsq_sparse import JSQSparsePolicy
 from .lsq import LSQPolicy
 from .random import RandomPolicy
+from .redundancy import RedundancyPolicy
 from .round_robin import RoundRobinPolicy
 from .sqd import SQDPolicy
 from .sqd_memory import SQDMemoryPolicy
@@ -42,6 +43,7 @@ REGISTRY: dict[str, type[Policy]] = {
     "jsq_sparse": JSQSparsePolicy,
     "lsq": LSQPolicy,
     "sqd_memory": SQDMemoryPolicy,
+    "redundancy": RedundancyPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)
