@@ -15,6 +15,9 @@ threshold model           as SQ(d)                                        mean f
 JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
 every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
                           capacity (the central queue; any latency)
+PS: random                Poisson arrivals, PS, equal speeds, no          M/G/1-PS, exact (any
+                          capacity, zero latency; any service law         service law: insensitive)
+PS: every other           exponential service: every FIFO row above       as FIFO (the same lengths)
 pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang B, exact
                           zero latency
 pools: SQ(d)              as above, exponential service, zero latency     mean field, N → ∞
@@ -35,7 +38,12 @@ Every other reference is a continuous-time result: in slotted time (responses
 counted in whole slots, service by per-slot capacities) none of them holds, so
 none is given there.
 
-The metrics with references are ``mean_response`` (FIFO), ``blocked_fraction``
+With exponential sizes, processor-sharing (PS) servers have the lengths of FIFO ones under any
+policy (a busy server completes a job at rate 1 either way, and policies see lengths): every FIFO
+reference and bound holds for them. Random routing makes each PS server M/G/1-PS, whose mean
+response m / (1 - rho) depends on the service law through its mean only.
+
+The metrics with references are ``mean_response`` (FIFO, PS), ``blocked_fraction``
 (pools), ``mean_queue_length`` (by Little's law from those two) and
 ``messages_per_job`` (JIQ idle tokens; threshold probes, two messages each).
 Time is in mean service times of a server (`analysis.theory`); the values are
@@ -117,10 +125,14 @@ def _pool_blocking(load: float, capacity: int, d: int) -> Reference:
 
 
 def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict[str, Reference]:
-    """References for FIFO servers: response time (in units of the mean service), messages."""
+    """References for FIFO servers, and PS ones (random: M/G/1-PS; exponential service: FIFO's): response
+    time (in units of the mean service), messages."""
     law = scenario.workload.service.law()
     found: dict[str, Reference] = {}
     d = params.get("d")
+    if scenario.system.discipline == "ps" and (name == "random" or (name == "sqd" and d == 1)):
+        found["mean_response"] = Reference(theory.mg1_ps_response(load), "M/G/1-PS, exact")
+        return found
     if name == "random" or (name in ("sqd", "redundancy") and d == 1):  # one copy: random routing
         if math.isfinite(law.scv):
             label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"

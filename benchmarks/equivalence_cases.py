@@ -41,6 +41,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "batch": {"arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "service": {"kind": "erlang", "k": 3}},
     "occupancy": {"occupancy": True},
     "shares": {"dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2]},
+    "ps": {"discipline": "ps"},
 }
 EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jiq_sqd": {"policy": "jiq", "d": 2, "dispatchers": 3},
@@ -177,6 +178,19 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_push_pool_d5": {"policy": "jsq_push", "dispatchers": 5, "discipline": "pool", "capacity": 4,
                          "servers": 5, "load": 0.9},
     "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
+    # Processor sharing: several dispatchers, capacity, speeds, a high-variance size law, batches (many
+    # jobs at once), ties of virtual finishes (constant gaps and sizes), and JIQ-SQ(d)'s draw at a departure.
+    "jsq_ps_d3": {"policy": "jsq", "discipline": "ps", "dispatchers": 3},
+    "sqd_ps_capacity": {"policy": "sqd", "d": 2, "discipline": "ps", "capacity": 3, "load": 0.95},
+    "jiq_ps_speeds": {"policy": "jiq", "discipline": "ps", "servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5],
+                      "load": 0.8},
+    "random_ps_lognormal": {"policy": "random", "discipline": "ps", "service": {"kind": "lognormal", "scv": 4.0}},
+    "jsq_ps_batch": {"policy": "jsq", "discipline": "ps", "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
+    "round_robin_ps_constant": {"policy": "round_robin", "discipline": "ps", "arrivals": "deterministic",
+                                "service": "deterministic", "servers": 3, "load": 0.95},
+    "jbt_ps_occupancy_d2": {"policy": "jbt", "d": 2, "period": 5.0, "discipline": "ps", "occupancy": True,
+                            "dispatchers": 2},
+    "jiq_sqd_choice_ps": {"policy": "jiq", "d": 3, "dispatchers": 4, "discipline": "ps"},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

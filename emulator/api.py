@@ -57,7 +57,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         ``{"kind": "erlang", "mean": 1, "k": 4}``, or just a kind.
     dispatchers : int
         ``system.dispatchers``.
-    discipline : {"fifo", "pool"}
+    discipline : {"fifo", "pool", "ps"}
         ``system.discipline``.
     capacity : int, optional
         ``system.capacity``: most jobs at a server; more are blocked.
@@ -66,7 +66,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     dispatcher_shares : list of float, optional
         ``system.dispatcher_shares``.
     allow_unstable : bool
-        Allow a load >= 1 on FIFO queues without a capacity.
+        Allow a load >= 1 on single servers (FIFO or PS) without a capacity.
     label : str, optional
         The policy's label in the row (default from its parameters, e.g. ``SQ(2)``).
     occupancy : bool

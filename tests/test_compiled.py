@@ -177,7 +177,7 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
         # From 100 jobs: a hyperexponential law with scv 4 needs 80 (`limits.RARE_JOBS`).
         "jobs": draw(st.integers(100, 1500)), "warmup_jobs": draw(st.integers(0, 300)),
         "seed": draw(st.integers(0, 2**31)), "service": draw(SERVICE), "arrivals": draw(ARRIVALS),
-        "discipline": draw(st.sampled_from(["fifo", "fifo", "pool"])),
+        "discipline": draw(st.sampled_from(["fifo", "fifo", "pool", "ps"])),
         "occupancy": draw(st.booleans()), "latency": draw(LATENCIES),
     }
     if options["load"] >= 1:
@@ -297,7 +297,7 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
         return spied
 
     for name in ("jiq", "jbt"):
-        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False))
+        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False, False))
         monkeypatch.setattr(kernel, "simulate", spy(kernel.simulate))
     many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
     same_row({"policy": "jiq", **many})

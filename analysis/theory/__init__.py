@@ -18,7 +18,7 @@ Contents
 --------
 `analysis.theory.queues`: single queues and the central queue (a lower bound for any dispatcher)
     `mm1_response`, `mm1_response_quantile`, `mm1k`, `md1_response`, `mg1_response`
-    (Pollaczek-Khinchine); `erlang_b`, `erlang_c`, `mmn_response`.
+    (Pollaczek-Khinchine), `mg1_ps_response` (processor sharing); `erlang_b`, `erlang_c`, `mmn_response`.
 `analysis.theory.mean_field`: N → ∞ mean fields of FIFO servers
     Supermarket model, SQ(d) (Mitzenmacher; Vvedenskaya, Dobrushin, Karpelevich):
     `sqd_tail`, `sqd_response`, `sqd_finite_n_correction`.
@@ -58,6 +58,7 @@ from .queues import (
     erlang_b,
     erlang_c,
     md1_response,
+    mg1_ps_response,
     mg1_response,
     mm1_response,
     mm1_response_quantile,
@@ -81,6 +82,7 @@ __all__ = [
     "jsq_pool_fluid",
     "jsqd_pool_tail",
     "md1_response",
+    "mg1_ps_response",
     "mg1_response",
     "mm1_response",
     "mm1_response_quantile",

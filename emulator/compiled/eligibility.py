@@ -83,7 +83,7 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
             return problem
     elif system.time != "continuous":
         return f"time '{system.time}'"
-    if system.discipline not in ("fifo", "pool"):
+    if system.discipline not in ("fifo", "pool", "ps"):
         return f"discipline '{system.discipline}'"
     if scenario.workload.arrivals.kind not in _ARRIVALS:
         return f"arrivals '{scenario.workload.arrivals.kind}'"

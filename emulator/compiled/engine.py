@@ -38,6 +38,7 @@ from .blocks import gap_blocks, law_blocks, size_blocks, uniform_blocks
 from .cost import AUTO_SECONDS, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
 from .loading import COMPILE_SECONDS, available, features
+from .ps import PS_FIELDS
 
 __all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
            "simpy_seconds", "supports"]
@@ -99,6 +100,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     servers[:, 1:3] = -1
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
     jobs = Jobs(n + 64, iv, latent)
+    sharing = np.zeros((n if system.discipline == "ps" else 1, PS_FIELDS))  # the PS servers' rows (`ps`)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
     iv[S.I_HEAP_CAP] = heap_cap
@@ -139,7 +141,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     while True:
         status = simulate(run, servers, inv_speed, jobs.record(), heap,
                           S.Inputs(gap_buf, size_buf, split_buf, ubuf, responses), bitgen, budget, start,
-                          toolkit.tools(), occupancy.record())
+                          toolkit.tools(), occupancy.record(), sharing)
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
             from . import cache
 
@@ -254,7 +256,7 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
     total = scenario.run.total_jobs  # below 2**62 (`supports`)
     capacity = system.capacity
     P[S.P_CAPACITY] = -1 if capacity is None or capacity >= total else capacity
-    P[S.P_POOL] = system.discipline == "pool"
+    P[S.P_POOL] = ("fifo", "pool", "ps").index(system.discipline)
     P[S.P_WARMUP] = scenario.run.fixed_warmup
     P[S.P_JOBS] = scenario.run.jobs
     P[S.P_OCCUPANCY] = scenario.run.occupancy

@@ -11,6 +11,8 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
   scheduled when its service starts (on arrival at an idle server, or at the
   departure of the job before it);
 - a pool schedules one completion per task when the task arrives;
+- a processor-sharing server schedules its next completion at every arrival and
+  departure (`ps`); a superseded one is dropped when it comes first;
 - JBT-d's timer is one event per period, scheduled after each update;
 - with latency, every message is an event (`network`): a job's transfer to its
   server, queries, the last reply of each ask, and the policy's own messages.
@@ -35,6 +37,7 @@ from __future__ import annotations
 from numba import njit
 
 from . import faults, occupancy
+from . import ps as sharing_
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
@@ -128,18 +131,19 @@ from .state import (
 
 
 @njit(cache=True)
-def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer):
+def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer, sharing):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`,
     `Jobs`, `Inputs`, `Observer`); ``start`` is true on the first call: replay the
     model's construction and the URGENT process initialisations at time 0. ``tools``
-    is the policy's `tools.Tools`; its hooks are this kernel's (`build`).
+    is the policy's `tools.Tools`; its hooks are this kernel's (`build`). ``sharing`` holds the
+    processor-sharing servers' rows (`ps`).
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
     P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
         unmanaged(run.counts), unmanaged(run.window)
-    servers, inv_speed = unmanaged(servers), unmanaged(inv_speed)
+    servers, inv_speed, sharing = unmanaged(servers), unmanaged(inv_speed), unmanaged(sharing)
     # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
@@ -157,7 +161,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     shares = P[P_SHARES] != 0
     n_dispatchers = P[P_D]
     capacity = P[P_CAPACITY]
-    pool = P[P_POOL] != 0
+    pool = P[P_POOL] == 1
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
     choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
     choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
@@ -165,6 +169,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         P[P_LISTS_AT_DEPARTURE] != 0
     latent = P[P_LATENT] != 0  # feature: every message an event (`network`)
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
+    ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
     lists = P[P_LISTS] != 0
     if start:
         iv[I_INIT] = 0
@@ -205,7 +210,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     return NEED_SPLIT
                 if iv[I_FREE] < 0:
                     return NEED_JOBS
-                if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+                if (pool or ps) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
                     return NEED_HEAP
                 if index and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
                     return NEED_LEVELS
@@ -287,6 +292,9 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     continue
             code = int(heap[2])
             kind = code & 3
+            if ps and kind == SERVICE_END and not sharing_.current(sharing, code >> 2, heap[1]):
+                pop(heap, iv)  # a superseded completion: `PsServer._complete` ignores it
+                continue
             if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
                 iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
                 return NEED_CHOICE
@@ -309,11 +317,15 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             # -- the next event -----------------------------------------------------------------
             now = heap[0]
             fv[F_NOW] = now
-            if kind != SERVICE_END:  # a FIFO server's record stays first until its next service replaces it
+            if kind != SERVICE_END or ps:  # a FIFO server's record stays first until its next service replaces it
                 pop(heap, iv)
             budget -= 1
             if kind == SERVICE_END or kind == POOL_END:
-                if kind == SERVICE_END:  # the FIFO server's first job leaves
+                if ps:  # the PS server's job with the least virtual finish leaves
+                    sid = code >> 2
+                    slot = sharing_.depart(sharing, head, tail, j_next, j_at, j_size, j_start,
+                                           inv_speed[sid * speed_index], sid, now)
+                elif kind == SERVICE_END:  # the FIFO server's first job leaves
                     sid = code >> 2
                     slot = head[sid]
                     head[sid] = j_next[slot]
@@ -329,7 +341,10 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                 j_next[slot] = iv[I_FREE]
                 iv[I_FREE] = slot
                 on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
-                if kind == SERVICE_END:  # the next job's service starts
+                if ps:
+                    if length[sid] > 0:
+                        sharing_.schedule(sharing, heap, iv, length, j_start, inv_speed[sid * speed_index], sid, now)
+                elif kind == SERVICE_END:  # the next job's service starts
                     following = head[sid]
                     if following >= 0:
                         j_start[following] = now
@@ -398,7 +413,11 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             if occ:
                 occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
             size = j_size[slot]
-            if pool:
+            if ps:
+                inv = inv_speed[sid * speed_index]
+                sharing_.arrive(sharing, length, head, tail, j_next, j_size, j_start, inv, sid, slot, now)
+                sharing_.schedule(sharing, heap, iv, length, j_start, inv, sid, now)
+            elif pool:
                 j_start[slot] = now
                 j_next[slot] = sid
                 push(heap, iv, now + size * inv_speed[sid * speed_index], POOL_END + 4 * slot)

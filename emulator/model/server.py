@@ -1,4 +1,4 @@
-"""Servers: a FIFO single server and an infinite-server pool.
+"""Servers: a FIFO single server, a processor-sharing single server and an infinite-server pool.
 
 A server knows nothing of policies. A policy's server side attaches two hooks:
 ``on_arrive(server, job)`` after every job that reaches the server (accepted or
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
-from heapq import heappush
+from heapq import heappop, heappush
 
 import simpy
 from simpy.events import NORMAL, EventPriority, Timeout
@@ -183,4 +183,95 @@ class PoolServer(Server):
             self.on_depart(self)
 
 
-SERVERS: dict[str, type[Server]] = {"fifo": FifoServer, "pool": PoolServer}
+class PsServer(Server):
+    """One server, egalitarian processor sharing: each of the n jobs here is served at speed / n.
+
+    Exact and event-driven, by virtual time: ``virtual`` is the work each job here has
+    received since the server was last idle, updated at every change (arrival, departure)
+    from the time since the last one. A job that arrives when it is ``V`` has virtual
+    finish ``V + size``; the job with the least one leaves first (ties: the earliest to
+    arrive), so the jobs are a heap by (virtual finish, arrival), and one completion
+    event is pending: the heap's first, rescheduled at every change (O(log n) each). A
+    superseded completion still fires, and does nothing. At a departure the virtual
+    time is set to the leaving job's finish (no round-off carried over), and to 0.0
+    when the server empties (so a job alone throughout leaves after size / speed,
+    exactly as at a FIFO server). The compiled engine (`emulator.compiled.ps`) makes the
+    same float operations in the same order.
+
+    There is no waiting room, so a job's ``start`` says how much it was slowed down: the
+    time lost to sharing, response at the server minus size / speed, is ``start -
+    at_server`` (0.0 for a job that was alone at the server throughout). `Recorder.leave`
+    reads ``mean_wait`` and ``prob_wait`` from it (docs/configuration-notes.md).
+    """
+
+    discipline = "ps"
+
+    def __init__(self, env: simpy.Environment, id: int, speed: float, capacity: int | None,
+                 recorder: Recorder) -> None:
+        super().__init__(env, id, speed, capacity, recorder)
+        self.virtual = 0.0  # work received by each job here since the server was last idle
+        self.last = 0.0  # time of the last change
+        self.jobs: list[tuple[float, int, Job]] = []  # heap of (virtual finish, arrival order, job)
+        self.order = 0  # arrivals so far: ties between equal finishes go to the earliest
+        self.alone: Job | None = None  # the job that found the server idle, while no other has come
+        self.pending: Timeout | None = None  # the completion that counts; earlier ones are superseded
+
+    def accept(self, job: Job) -> None:
+        if self.capacity is not None and self.length >= self.capacity:
+            self._block(job)
+            return
+        now = self.env._now
+        job.at_server = now
+        job.server = self.id
+        if self.length > 0:
+            self._advance(now)
+            self.alone = None
+        else:
+            self.alone = job
+        self.last = now
+        heappush(self.jobs, (self.virtual + job.size, self.order, job))
+        self.order += 1
+        self.length += 1
+        self.recorder.enter(now)
+        if self.observer is not None:
+            self.observer.arrive(self.length, now)
+        self._schedule()
+        if self.on_arrive is not None:
+            self.on_arrive(self, job)
+
+    def _advance(self, now: float) -> None:
+        """The virtual time at ``now``: no further than the first finish, which round-off could pass."""
+        virtual = self.virtual + (now - self.last) / (self.length * self.inv_speed)
+        first = self.jobs[0][0]
+        self.virtual = first if virtual > first else virtual
+
+    def _schedule(self) -> None:
+        """Schedule the completion of the job with the least virtual finish (earlier ones are superseded)."""
+        delay = (self.jobs[0][0] - self.virtual) * self.length * self.inv_speed
+        event = self.pending = Timeout(self.env, delay)
+        event.callbacks.append(self._complete)
+
+    def _complete(self, event: simpy.Event) -> None:
+        if event is not self.pending:
+            return  # superseded by a later change
+        now = self.env._now
+        finish, _, job = heappop(self.jobs)
+        self.virtual = finish
+        self.last = now
+        # The time lost to sharing (none for a job alone throughout), as the recorder reads it.
+        job.start = job.at_server if job is self.alone else now - job.size * self.inv_speed
+        self.alone = None
+        self.length -= 1
+        if self.length == 0:
+            self.virtual = 0.0
+            self.pending = None
+        self.recorder.leave(job, now)
+        if self.observer is not None:
+            self.observer.depart(self.length, now)
+        if self.on_depart is not None:
+            self.on_depart(self)
+        if self.length > 0:  # after the hooks, as a FIFO server schedules its next service
+            self._schedule()
+
+
+SERVERS: dict[str, type[Server]] = {"fifo": FifoServer, "pool": PoolServer, "ps": PsServer}

@@ -392,9 +392,10 @@ def _check_slot_count(scenario: Scenario, rate: float, slowest: float, slow_key:
 
 
 def can_be_unstable(scenario: Scenario) -> bool:
-    """Whether an overloaded server makes a run unstable: FIFO queues without capacity, not allowed."""
+    """Whether an overloaded server makes a run unstable: single servers (FIFO or PS) without capacity, not
+    allowed."""
     system = scenario.system
-    return system.discipline == "fifo" and system.capacity is None and not scenario.allow_unstable
+    return system.discipline != "pool" and system.capacity is None and not scenario.allow_unstable
 
 
 def check_oblivious(policy: ResolvedPolicy, speeds: Sequence[float], rate: float, mean: float,

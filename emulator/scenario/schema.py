@@ -158,7 +158,9 @@ Speeds = Annotated[
 
 class SystemConfig(Strict):
     servers: int = Field(10, ge=1, description="N")
-    discipline: Literal["fifo", "pool"] = "fifo"
+    discipline: Literal["fifo", "pool", "ps"] = Field(
+        "fifo", description="fifo: one server, first come first served; ps: one server shared equally by the "
+                            "jobs present (processor sharing); pool: every job served at once at full speed")
     capacity: int | None = Field(None, ge=1, description="max jobs at a server; more are blocked")
     speeds: Speeds | None = Field(
         None, description="service rate of each server (default all 1), or a law they are drawn from "
@@ -334,7 +336,7 @@ class ScenarioSchema(Strict):
         default_factory=dict, strict=False, description="cartesian product of dotted keys and their values")
     zip: tuple[dict[str, Values], ...] = Field(
         (), strict=False, description="groups of dotted keys whose values move together")
-    allow_unstable: bool = Field(False, description="allow load >= 1 on FIFO queues without capacity")
+    allow_unstable: bool = Field(False, description="allow load >= 1 on single servers (FIFO or PS) without capacity")
     compare_to: str | None = Field(
         None, description="policy label: add paired differences against it (same jobs) to the summary")
     precision: PrecisionConfig | None = Field(None, description="add replications until a CI target is met")

@@ -57,7 +57,7 @@ class Scenario(ScenarioSchema):
     zip : list of dict
         Groups of keys that move together.
     allow_unstable : bool
-        Allow a load >= 1 on FIFO queues without a capacity.
+        Allow a load >= 1 on single servers (FIFO or PS) without a capacity.
     compare_to : str, optional
         A policy label: summary.csv gets paired differences against it.
     precision : dict, optional
@@ -263,10 +263,10 @@ def _resolve_point(scenario: Scenario, index: int, values: dict[str, Any]) -> Po
         rate, mean_size = check_trace(scenario)
         load = rate * mean_size / capacity
     else:
-        unstable = system.discipline == "fifo" and system.capacity is None and load >= 1
+        unstable = system.discipline != "pool" and system.capacity is None and load >= 1
         if unstable and not scenario.allow_unstable:
             raise ScenarioError(
-                f"workload.load: expected < 1 for FIFO queues without capacity "
+                f"workload.load: expected < 1 for single servers (FIFO or PS) without capacity "
                 f"(or allow_unstable: true), got {load:g}")
         rate = load * capacity / workload.service.mean
     view = _PointView(n, system.dispatchers, rate, scenario)
