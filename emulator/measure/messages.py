@@ -19,6 +19,9 @@ class Kind(IntEnum):
     REPORT = 3  # server -> dispatcher: JBT-d below-threshold report
     THRESHOLD = 4  # dispatcher -> server: JBT-d threshold broadcast, one per receiving server
     UPDATE = 5  # server -> dispatcher: a server's length, unasked (jsq_push, jsq_sparse), one per receiver
+    RESERVATION = 6  # dispatcher -> server: late_binding's place in a server's queue for a job
+    REQUEST = 7  # server -> dispatcher: late_binding, a reservation at the head of an idle server asks for its job
+    CANCEL = 8  # dispatcher -> server: late_binding, the job of a request went to an earlier asker
 
 
 KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)
