@@ -13,6 +13,8 @@ random routing            Poisson arrivals, FIFO, equal speeds, no        M/M/1 
 SQ(d), d >= 2             as above, exponential service, zero latency     mean field, N → ∞
 threshold model           as SQ(d)                                        mean field, N → ∞
 JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
+late binding, d = 1       as random routing                               M/M/1 or M/G/1, exact
+late binding, d = N       as SQ(d)                                        M/M/N (Erlang C), exact
 every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
                           capacity (the central queue; any latency)
 pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang B, exact
@@ -37,7 +39,9 @@ none is given there.
 
 The metrics with references are ``mean_response`` (FIFO), ``blocked_fraction``
 (pools), ``mean_queue_length`` (by Little's law from those two) and
-``messages_per_job`` (JIQ idle tokens; threshold probes, two messages each).
+``messages_per_job`` (JIQ idle tokens; threshold probes, two messages each; late binding's 3d - 1).
+Late binding's jobs wait at their dispatcher: its ``mean_queue_length`` (jobs at servers) is the
+load, not the load times the response.
 Time is in mean service times of a server (`analysis.theory`); the values are
 scaled by the service mean over the server speed.
 """
@@ -121,6 +125,8 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     law = scenario.workload.service.law()
     found: dict[str, Reference] = {}
     d = params.get("d")
+    if name == "late_binding" and isinstance(d, int):
+        return _late_binding(scenario, law.scv, load, d)
     if name == "random" or (name == "sqd" and d == 1):
         if math.isfinite(law.scv):
             label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
@@ -136,6 +142,20 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
         found["messages_per_job"] = Reference(theory.jiq_messages(load, memory), MEAN_FIELD)
+    return found
+
+
+def _late_binding(scenario: Any, scv: float, load: float, d: int) -> dict[str, Reference]:
+    """Late binding with zero latency: d = 1 is random routing (M/G/1), d = N one central FCFS queue (M/M/N).
+
+    Every reservation asks once: d reservations, d requests, d - 1 cancels per job in the long run.
+    """
+    found = {"messages_per_job": Reference(3.0 * d - 1.0, "3d - 1, exact")}
+    if d == 1 and math.isfinite(scv):
+        label = "M/M/1, exact" if scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
+        found["mean_response"] = Reference(theory.mg1_response(load, 1.0, scv), label)
+    elif d == scenario.system.servers and _exponential(scenario):
+        found["mean_response"] = Reference(theory.mmn_response(d, load), "M/M/N (Erlang C), exact")
     return found
 
 
@@ -254,6 +274,8 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
         ref = found["mean_response"]
         found["mean_response"] = Reference(ref.value * unit, ref.label)
         found["mean_queue_length"] = Reference(point.load * ref.value, ref.label)  # Little's law
+        if policy.name == "late_binding":  # a job waits at its dispatcher: at a server it is only served
+            found["mean_queue_length"] = Reference(point.load, "jobs in service only, exact")
     return found
 
 

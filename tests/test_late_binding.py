@@ -88,3 +88,22 @@ def test_refuses_faults_and_slotted_time_in_one_line(network: dict[str, Any], ke
     with pytest.raises(ScenarioError) as refused:
         simulate("late_binding", servers=4, jobs=10, engine="simpy", **network)
     assert str(refused.value).startswith(key) and "\n" not in str(refused.value)
+
+
+def test_theory_rows_are_its_exact_ends() -> None:
+    # d = 1: random routing (M/M/1); d = N: one central queue (Erlang C); between them no
+    # closed form, the messages only. Queue lengths count jobs at servers: the load.
+    import emulator
+    from analysis import theory
+    from analysis.references import references
+
+    point = emulator.Scenario.from_dict({
+        "system": {"servers": 10}, "workload": {"load": 0.9},
+        "policies": [{"name": "late_binding", "d": d} for d in (1, 3, 10)]}).points()[0]
+    found = {p.label: {m: r.value for m, r in references(point, p).items()} for p in point.policies}
+    assert found == {
+        "LB(1)": {"mean_response": pytest.approx(theory.mm1_response(0.9)), "messages_per_job": 2.0,
+                  "mean_queue_length": pytest.approx(0.9)},
+        "LB(3)": {"messages_per_job": 8.0},
+        "LB(10)": {"mean_response": pytest.approx(theory.mmn_response(10, 0.9)), "messages_per_job": 29.0,
+                   "mean_queue_length": pytest.approx(0.9)}}
