@@ -57,6 +57,7 @@ class LateBindingPolicy(Policy):
     name = "late_binding"
     Config = LateBindingConfig
     messages = "3d - 1 per job: d reservation + d request + (d - 1) cancel"
+    compiled = "emulator.compiled.policies.late_binding"
 
     @classmethod
     def label(cls, config: LateBindingConfig) -> str:
