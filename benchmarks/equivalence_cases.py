@@ -26,6 +26,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jsq_sparse": {"period": 1.0},
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
+    "late_binding": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -177,6 +178,13 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_push_pool_d5": {"policy": "jsq_push", "dispatchers": 5, "discipline": "pool", "capacity": 4,
                          "servers": 5, "load": 0.9},
     "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
+    # Late binding: d = N (one central queue; rng.choice), d = 1 (random routing), 4d = N (distinct draws),
+    # rng.choice with several dispatchers, and long queues of reservations (their pool grows).
+    "late_binding_all": {"policy": "late_binding", "d": 20},
+    "late_binding_d1": {"policy": "late_binding", "d": 1},
+    "late_binding_d5": {"policy": "late_binding", "d": 5},
+    "late_binding_d8_d3": {"policy": "late_binding", "d": 8, "dispatchers": 3},
+    "late_binding_heavy": {"policy": "late_binding", "d": 3, "load": 0.99, "servers": 200},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
