@@ -6,17 +6,19 @@ reservations wait in a list of their own, here, in the order they arrived, as th
 SimPy policy's deque per server (`emulator.policies.late_binding`).
 
 The records live in one pool, ``T.binding`` (int64, three columns), grown by the
-engine between kernel calls (`state.NEED_RESERVATIONS`, before a job is dispatched:
-a dispatch takes at most N + 1 records). Row 0 is the pool's header: the head of its
+engine between kernel calls (`state.NEED_RESERVATIONS`, before each step: a step takes
+at most N + 1 records). Row 0 is the pool's header: the head of its
 free list, the job a departure's request fetched (-1: none; the kernel takes it,
 `handed`), and the records in use. The other rows are
 
 - a reservation: (ticket, next reservation of its server or -1, unused);
-- a ticket, one per job with reservations queued: (its job's slot while the job waits
-  at its dispatcher, -1 once a server took it; reservations still queued for it, unused).
+- a ticket, one per job with reservations queued or messages on their way: (its job's
+  slot while the job waits at its dispatcher, -1 once a server took it; reservations and
+  requests for it still to be answered, unused).
 
 A free row links to the next through its first column. A server's list is
-``T.ints[0, sid]`` (head) and ``T.ints[1, sid]`` (tail), -1 when empty.
+``T.ints[0, sid]`` (head) and ``T.ints[1, sid]`` (tail), -1 when empty; with latency
+``T.ints[2, sid]`` is 1 while the server waits for the answer to its request.
 """
 
 from __future__ import annotations
@@ -80,40 +82,63 @@ def give(B: np.ndarray, r: int) -> None:
 
 
 @njit(cache=True)
-def reserve(B: np.ndarray, ints: np.ndarray, sid: int, ticket: int) -> None:
-    """A reservation for ``ticket``'s job joins the end of server ``sid``'s list."""
+def ticket(B: np.ndarray, slot: int, refs: int) -> int:
+    """A new ticket for the job in ``slot``, with ``refs`` reservations (or requests) still to come for it."""
+    t = take(B)
+    B[t, SLOT] = slot
+    B[t, REFS] = refs
+    return t
+
+
+@njit(cache=True)
+def claim(B: np.ndarray, t: int) -> int:
+    """A request for ticket ``t``'s job is in: the job's slot if it still waits (now taken), else -1."""
+    slot = B[t, SLOT]
+    B[t, SLOT] = -1
+    B[t, REFS] -= 1
+    if B[t, REFS] == 0:  # no reservation or request for it is left anywhere
+        give(B, t)
+    return slot
+
+
+@njit(cache=True)
+def reserve(B: np.ndarray, ints: np.ndarray, sid: int, t: int) -> None:
+    """A reservation for ticket ``t``'s job joins the end of server ``sid``'s list."""
     r = take(B)
-    B[r, TICKET] = ticket
+    B[r, TICKET] = t
     B[r, NEXT] = -1
     if ints[1, sid] < 0:
         ints[0, sid] = r
     else:
         B[ints[1, sid], NEXT] = r
     ints[1, sid] = r
-    B[ticket, REFS] += 1
+
+
+@njit(cache=True)
+def first(B: np.ndarray, ints: np.ndarray, sid: int) -> int:
+    """Server ``sid``'s first reservation, taken from its list: its ticket (-1: the list is empty)."""
+    r = ints[0, sid]
+    if r < 0:
+        return -1
+    ints[0, sid] = B[r, NEXT]
+    if ints[0, sid] < 0:
+        ints[1, sid] = -1
+    t = B[r, TICKET]
+    give(B, r)
+    return t
 
 
 @njit(cache=True)
 def next_job(B: np.ndarray, ints: np.ndarray, sid: int) -> tuple[int, int]:
-    """Server ``sid`` asks for the job of its first reservation: (that job's slot or -1 if taken, requests sent).
-
-    Reservations of jobs already taken are cancelled, one request each, and the next is
-    asked for, until a job is found or the list is empty.
-    """
+    """With zero latency, idle server ``sid`` asks for the jobs of its reservations in order: (the first
+    that still waits, its slot, or -1; the requests sent). Every request but the one that gets a job is
+    cancelled."""
     requests = 0
-    while ints[0, sid] >= 0:
-        r = ints[0, sid]
-        ints[0, sid] = B[r, NEXT]
-        if ints[0, sid] < 0:
-            ints[1, sid] = -1
-        ticket = B[r, TICKET]
-        give(B, r)
+    while True:
+        t = first(B, ints, sid)
+        if t < 0:
+            return -1, requests
         requests += 1
-        slot = B[ticket, SLOT]
-        B[ticket, SLOT] = -1
-        B[ticket, REFS] -= 1
-        if B[ticket, REFS] == 0:
-            give(B, ticket)
+        slot = claim(B, t)
         if slot >= 0:
             return slot, requests
-    return -1, requests

@@ -304,6 +304,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             if latent:  # a delivered message may send more, reach a server or list an id: room first
                 if not room(P, iv):
                     return NEED_NETWORK
+                if reserving and not binding.room(T.binding, 1):  # (late binding: a reservation arrives)
+                    return NEED_RESERVATIONS
                 if lists and not list_room(iv, T.lists):
                     return NEED_LISTS
                 if index and (iv[I_LEVELS] + 2 >= iv[I_LEVEL_CAP] or iv[I_MAXLEN] + 2 >= iv[I_LEVEL_CAP]):
