@@ -45,7 +45,9 @@ class LateBindingPolicy(Policy):
     paper's proactive cancellation is not modelled): each is cancelled when it asks.
 
     With zero latency, d = N is a central FCFS queue of N servers (M/M/N with
-    exponential service) and d = 1 is random routing (M/M/1 per server).
+    exponential service) and d = 1 is random routing (M/M/1 per server). With latency
+    L every request keeps its server idle for a round trip, 2L, so a job costs the
+    servers its service plus 2dL: stable only if load x (1 + 2dL / mean service) < 1.
 
     References
     ----------
