@@ -81,7 +81,10 @@ def test_refuses_what_it_cannot_run_in_one_line(options: dict[str, Any], key: st
 @pytest.mark.parametrize("network, key", [
     ({"loss": 0.1, "timeout": 1.0}, "policies.0.name: expected no faults (network.loss: 0"),
     ({"time": "slotted"}, "policies.0.name: expected FIFO servers in continuous time"),
-], ids=["loss", "slotted"])
+    ({"failures": {"up": {"kind": "exponential", "mean": 100}, "down": {"kind": "exponential", "mean": 1}},
+      "timeout": 1.0}, "policies.0.name: expected no faults (network.loss: 0, no system.failures) for late binding, "
+                       "got system.failures"),
+], ids=["loss", "slotted", "failures"])
 def test_refuses_faults_and_slotted_time_in_one_line(network: dict[str, Any], key: str) -> None:
     from emulator.api import simulate
 

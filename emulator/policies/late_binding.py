@@ -76,11 +76,12 @@ class LateBindingPolicy(Policy):
             # is ever idle, and slotted servers take their jobs a slot at a time.
             return {"name": f"expected FIFO servers in continuous time (system.discipline: fifo, system.time: "
                             f"continuous) for late binding, got {system.discipline}, {system.time}"}
-        if network.loss > 0 or system.failures is not None:
+        faults = ([f"network.loss {network.loss:g}"] if network.loss > 0 else []) \
+            + (["system.failures"] if system.failures is not None else [])
+        if faults:
             # A lost request or cancel would leave its server waiting for ever (the paper has no timeout).
             return {"name": "expected no faults (network.loss: 0, no system.failures) for late binding, got "
-                            f"network.loss {network.loss:g}"
-                            + ("" if system.failures is None else " and system.failures")}
+                            + " and ".join(faults)}
         return {}
 
     @classmethod
