@@ -13,6 +13,8 @@ random routing            Poisson arrivals, FIFO, equal speeds, no        M/M/1 
 SQ(d), d >= 2             as above, exponential service, zero latency     mean field, N → ∞
 threshold model           as SQ(d)                                        mean field, N → ∞
 JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
+late binding, d = 1       as random routing                               M/M/1 or M/G/1, exact
+late binding, d = N       as SQ(d)                                        M/M/N (Erlang C), exact
 every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
                           capacity (the central queue; any latency)
 PS: random                Poisson arrivals, PS, equal speeds, no          M/G/1-PS, exact (any
@@ -45,7 +47,9 @@ response m / (1 - rho) depends on the service law through its mean only.
 
 The metrics with references are ``mean_response`` (FIFO, PS), ``blocked_fraction``
 (pools), ``mean_queue_length`` (by Little's law from those two) and
-``messages_per_job`` (JIQ idle tokens; threshold probes, two messages each).
+``messages_per_job`` (JIQ idle tokens; threshold probes, two messages each; late binding's 3d - 1).
+Late binding's jobs wait at their dispatcher: its ``mean_queue_length`` (jobs at servers) is the
+load, not the load times the response.
 Time is in mean service times of a server (`analysis.theory`); the values are
 scaled by the service mean over the server speed.
 """
@@ -133,6 +137,8 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     if scenario.system.discipline == "ps" and (name == "random" or (name == "sqd" and d == 1)):
         found["mean_response"] = Reference(theory.mg1_ps_response(load), "M/G/1-PS, exact")
         return found
+    if name == "late_binding" and isinstance(d, int):
+        return _late_binding(scenario, law.scv, load, d)
     if name == "random" or (name in ("sqd", "redundancy") and d == 1):  # one copy: random routing
         if math.isfinite(law.scv):
             label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
@@ -151,6 +157,20 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)
         found["messages_per_job"] = Reference(theory.jiq_messages(load, memory), MEAN_FIELD)
+    return found
+
+
+def _late_binding(scenario: Any, scv: float, load: float, d: int) -> dict[str, Reference]:
+    """Late binding with zero latency: d = 1 is random routing (M/G/1), d = N one central FCFS queue (M/M/N).
+
+    Every reservation asks once: d reservations, d requests, d - 1 cancels per job in the long run.
+    """
+    found = {"messages_per_job": Reference(3.0 * d - 1.0, "3d - 1, exact")}
+    if d == 1 and math.isfinite(scv):
+        label = "M/M/1, exact" if scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
+        found["mean_response"] = Reference(theory.mg1_response(load, 1.0, scv), label)
+    elif d == scenario.system.servers and _exponential(scenario):
+        found["mean_response"] = Reference(theory.mmn_response(d, load), "M/M/N (Erlang C), exact")
     return found
 
 
@@ -270,6 +290,8 @@ def references(point: Any, policy: Any) -> dict[str, Reference]:
         found["mean_response"] = Reference(ref.value * unit, ref.label)
         if policy.name != "redundancy" or policy.params.get("d") == 1:  # lengths count copies, not jobs
             found["mean_queue_length"] = Reference(point.load * ref.value, ref.label)  # Little's law
+        if policy.name == "late_binding":  # a job waits at its dispatcher: at a server it is only served
+            found["mean_queue_length"] = Reference(point.load, "jobs in service only, exact")
     return found
 
 

@@ -26,6 +26,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jsq_sparse": {"period": 1.0},
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
+    "late_binding": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -191,6 +192,13 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jbt_ps_occupancy_d2": {"policy": "jbt", "d": 2, "period": 5.0, "discipline": "ps", "occupancy": True,
                             "dispatchers": 2},
     "jiq_sqd_choice_ps": {"policy": "jiq", "d": 3, "dispatchers": 4, "discipline": "ps"},
+    # Late binding: d = N (one central queue; rng.choice), d = 1 (random routing), 4d = N (distinct draws),
+    # rng.choice with several dispatchers, and long queues of reservations (their pool grows).
+    "late_binding_all": {"policy": "late_binding", "d": 20},
+    "late_binding_d1": {"policy": "late_binding", "d": 1},
+    "late_binding_d5": {"policy": "late_binding", "d": 5},
+    "late_binding_d8_d3": {"policy": "late_binding", "d": 8, "dispatchers": 3},
+    "late_binding_heavy": {"policy": "late_binding", "d": 3, "load": 0.99, "servers": 200},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

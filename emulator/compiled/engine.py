@@ -99,7 +99,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
-    jobs = Jobs(n + 64, iv, latent)
+    jobs = Jobs(n + 64, iv, latent or description.reservations)  # (late binding: a job waits for a request)
     sharing = np.zeros((n if system.discipline == "ps" else 1, PS_FIELDS))  # the PS servers' rows (`ps`)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
@@ -211,6 +211,8 @@ def _shared_need(status: int, iv: np.ndarray, jobs: Jobs, toolkit: Any, occupanc
         occupancy.grow()
     elif status == S.NEED_LISTS:
         toolkit.grow_lists(iv)
+    elif status == S.NEED_RESERVATIONS:
+        toolkit.grow_reservations()
     elif status == S.NEED_CHOICE:
         drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
         toolkit.choice[:len(drawn)] = [int(x) for x in drawn]

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from . import faults, occupancy
+from . import binding, faults, occupancy
 from . import ps as sharing_
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
@@ -96,6 +96,7 @@ from .state import (
     NEED_LISTS,
     NEED_NETWORK,
     NEED_OCCUPANCY,
+    NEED_RESERVATIONS,
     NEED_SIZES,
     NEED_SPLIT,
     P_CAPACITY,
@@ -171,6 +172,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
     lists = P[P_LISTS] != 0
+    reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -223,6 +225,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     return NEED_LISTS
                 if latent and not room(P, iv):
                     return NEED_NETWORK
+                if reserving and not binding.room(T.binding, P[P_N] + 1):
+                    return NEED_RESERVATIONS
                 now = fv[F_NOW]
                 if job == warmup:
                     edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
@@ -308,6 +312,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             if latent:  # a delivered message may send more, reach a server or list an id: room first
                 if not room(P, iv):
                     return NEED_NETWORK
+                if reserving and not binding.room(T.binding, 1):  # (late binding: a reservation arrives)
+                    return NEED_RESERVATIONS
                 if lists and not list_room(iv, T.lists):
                     return NEED_LISTS
                 if index and (iv[I_LEVELS] + 2 >= iv[I_LEVEL_CAP] or iv[I_MAXLEN] + 2 >= iv[I_LEVEL_CAP]):
@@ -352,7 +358,12 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                                       SERVICE_END + 4 * sid)
                     else:
                         pop(heap, iv)
-                slot, sid = -1, -1
+                # Late binding: the job that the idle server's request fetched reaches it now (below).
+                slot = binding.handed(T.binding)
+                if slot >= 0:
+                    iv[I_TRANSFERS] += 1
+                else:
+                    sid = -1
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
                 if not timer(P, Q, counts, length, rng, ubuf, iv, T, False):
                     return NEED_LISTS  # it goes on at the next call, before anything else

@@ -25,6 +25,7 @@ NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arriva
 NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: compact or grow them
 NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, messages, asks, heap): refill, grow
 BAD_SERVER = 14  # a policy's compiled form chose a server outside 0 .. N - 1 (iv[I_BAD]), or none
+NEED_RESERVATIONS = 15  # late binding: the reservation pool may have no room for the next dispatch (`binding`)
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id

@@ -24,7 +24,8 @@ The parts of the toolkit:
   ``replies`` (rows of `Description.ask_width`) and ``due`` (when the last reply
   arrives); and the kernel's own ``fv`` and ``heap``, so that a hook can schedule
   a message's delivery; ``loss``, the uniforms of the ``loss`` stream, and ``expiry``, when each
-  ask's timeout falls (`faults`).
+  ask's timeout falls (`faults`);
+- ``binding``: late binding's reservations and tickets (`binding`), grown on NEED_RESERVATIONS.
 
 An array a policy does not use has one element, so the tuple's types never change.
 """
@@ -37,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import binding
 from . import state as S
 
 Tools = namedtuple("Tools", [
@@ -44,6 +46,7 @@ Tools = namedtuple("Tools", [
     "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
     "weights", "choice", "picked", "values", "ints",
     "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap", "loss", "expiry",
+    "binding",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -76,6 +79,7 @@ class Description:
     ask_width: int = 1  # with latency: the most targets one ask has (N for JSQ, d for SQ(d))
     asks_per_step: int = 1  # with latency: the most asks one step opens (LSQ: d per job)
     messages_per_step: int = 0  # with latency: the most messages one step sends beyond N + D (JSQ-sparse: N D)
+    reservations: bool = False  # late binding's reservation pool (`binding`)
 
 
 def needs_choice(n: int, k: int, replace: bool) -> bool:
@@ -138,6 +142,7 @@ class Toolkit:
         self.loss = np.zeros(1)  # with network.loss, the loss stream's uniforms (`refill_loss`)
         self.expiry = np.zeros(1)
         iv[S.I_NLOSS] = 1 << 62  # none to draw (`network.room`)
+        self.binding = binding.pool(2 * n + 64 if description.reservations else 0)
 
     def tools(self) -> Tools:
         """The arrays as the kernel takes them, as they are now (growth replaces some)."""
@@ -146,7 +151,7 @@ class Toolkit:
                      self.weights, self.choice, self.picked, self.values, self.ints,
                      self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
                      self.latency, self.latency,  # fv and heap: the kernel's own (`core.view`)
-                     self.loss, self.expiry)
+                     self.loss, self.expiry, self.binding)
 
     # -- message latency (`network`) -----------------------------------------------------------
     def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:
@@ -202,6 +207,10 @@ class Toolkit:
             self.due = np.concatenate([self.due, np.zeros_like(self.due)])
             self.expiry = np.concatenate([self.expiry, np.zeros_like(self.expiry)])
             iv[S.I_ASK_CAP] = len(self.asks)
+
+    def grow_reservations(self) -> None:
+        """Twice the reservation records (NEED_RESERVATIONS)."""
+        self.binding = binding.grown(self.binding)
 
     # -- the length index ------------------------------------------------------------------
     def grow_levels(self, iv: np.ndarray) -> None:

@@ -19,7 +19,10 @@ class Kind(IntEnum):
     REPORT = 3  # server -> dispatcher: JBT-d below-threshold report
     THRESHOLD = 4  # dispatcher -> server: JBT-d threshold broadcast, one per receiving server
     UPDATE = 5  # server -> dispatcher: a server's length, unasked (jsq_push, jsq_sparse), one per receiver
-    CANCEL = 6  # server -> server: redundancy, the first copy finished (or started): drop yours, one per other copy
+    RESERVATION = 6  # dispatcher -> server: late_binding's place in a server's queue for a job
+    REQUEST = 7  # server -> dispatcher: late_binding, a reservation at the head of an idle server asks for its job
+    CANCEL = 8  # late_binding: dispatcher -> server, the job went to an earlier asker; redundancy: server -> server,
+    # the first copy finished (or started): drop yours, one per other copy
 
 
 KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)

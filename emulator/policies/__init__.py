@@ -23,6 +23,7 @@ from .jiq import JIQPolicy
 from .jsq import JSQPolicy
 from .jsq_push import JSQPushPolicy
 from .jsq_sparse import JSQSparsePolicy
+from .late_binding import LateBindingPolicy
 from .lsq import LSQPolicy
 from .random import RandomPolicy
 from .redundancy import RedundancyPolicy
@@ -44,6 +45,7 @@ REGISTRY: dict[str, type[Policy]] = {
     "lsq": LSQPolicy,
     "sqd_memory": SQDMemoryPolicy,
     "redundancy": RedundancyPolicy,
+    "late_binding": LateBindingPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)
