@@ -26,6 +26,8 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jsq_sparse": {"period": 1.0},
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
+    "persistent_idle": {},
+    "sed": {},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -177,6 +179,15 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_push_pool_d5": {"policy": "jsq_push", "dispatchers": 5, "discipline": "pool", "capacity": 4,
                          "servers": 5, "load": 0.9},
     "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
+    "persistent_idle_slotted": {"policy": "persistent_idle", "time": "slotted", "slot": {"dispatch": "job"}},
+    "persistent_idle_slotted_late": {"policy": "persistent_idle", "time": "slotted", "dispatchers": 3,
+                                     "slot": {"pull_delay": 2}},
+    "sed_d2": {"policy": "sed", "d": 2, "servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8},
+    "sed_d8": {"policy": "sed", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "sed_fastest": {"policy": "sed", "ties": "fastest", "servers": 6, "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
+    "sed_length_fastest": {"policy": "sed", "rule": "length", "ties": "fastest", "servers": 6,
+                           "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
+    "sed_slotted_batch": {"policy": "sed", "time": "slotted", "speeds": {"kind": "erlang", "k": 2}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

@@ -19,6 +19,7 @@ class Kind(IntEnum):
     REPORT = 3  # server -> dispatcher: JBT-d below-threshold report
     THRESHOLD = 4  # dispatcher -> server: JBT-d threshold broadcast, one per receiving server
     UPDATE = 5  # server -> dispatcher: a server's length, unasked (jsq_push, jsq_sparse), one per receiver
+    COMPLETION = 6  # server -> dispatcher: LOR, a job it sent has left (or was blocked)
 
 
 KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)

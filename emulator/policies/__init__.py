@@ -23,9 +23,12 @@ from .jiq import JIQPolicy
 from .jsq import JSQPolicy
 from .jsq_push import JSQPushPolicy
 from .jsq_sparse import JSQSparsePolicy
+from .lor import LORPolicy
 from .lsq import LSQPolicy
+from .persistent_idle import PersistentIdlePolicy
 from .random import RandomPolicy
 from .round_robin import RoundRobinPolicy
+from .sed import SEDPolicy
 from .sqd import SQDPolicy
 from .sqd_memory import SQDMemoryPolicy
 from .threshold import ThresholdPolicy
@@ -42,6 +45,9 @@ REGISTRY: dict[str, type[Policy]] = {
     "jsq_sparse": JSQSparsePolicy,
     "lsq": LSQPolicy,
     "sqd_memory": SQDMemoryPolicy,
+    "persistent_idle": PersistentIdlePolicy,
+    "lor": LORPolicy,
+    "sed": SEDPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)
