@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from helpers.intervals import check, interval
 from helpers.scenarios import traced
 from helpers.window import Windowed
 
@@ -134,3 +135,32 @@ def test_sed_fastest_ties_send_more_to_fast_servers() -> None:
 def test_d_above_n_is_refused(policy: str) -> None:
     with pytest.raises(Exception, match=r"d: expected at most N=4 servers to sample, got 5"):
         simulate(policy, servers=4, d=5, jobs=100, engine="simpy")
+
+
+# -- theory: the exact chain of unequal servers ------------------------------------------------------
+def test_exact_speeds_with_equal_speeds_is_the_lumped_jsq_chain() -> None:
+    # Two computations of one chain: the vector of lengths here, the sorted vector in `exact_supermarket`.
+    from analysis.theory import exact_supermarket
+    from analysis.theory.heterogeneous import exact_speeds
+
+    lumped = exact_supermarket("jsq", 3, 0.7, levels=20)["mean_response"]
+    for rule in ("expected_delay", "length"):
+        assert exact_speeds([1.0, 1.0, 1.0], 0.7, rule, levels=20)["mean_response"] == pytest.approx(lumped, rel=1e-9)
+    assert exact_speeds([2.0], 0.6, levels=80)["mean_response"] == pytest.approx(1 / (2.0 - 1.2), rel=1e-9)
+
+
+@pytest.mark.parametrize("rule, ties", [("expected_delay", "random"), ("length", "fastest")])
+def test_sed_matches_its_exact_chain_on_two_unequal_servers(rule: str, ties: str) -> None:
+    # Servers of rates 1 and 3 at load 0.8: the replications' mean response against the exact
+    # stationary mean (the rules of tests/test_theory.py). Long runs on the compiled engine (its
+    # rows are SimPy's: the equivalence cases), so that the tolerance is below half the gap
+    # between the two rules' exact means (1.505 and 1.584): each check tells them apart.
+    from analysis.theory.heterogeneous import exact_speeds
+
+    exact = exact_speeds([1.0, 3.0], 0.8, rule, ties, levels=80)
+    assert exact["truncation"] < 1e-9
+    rows = [simulate("sed", rule=rule, ties=ties, servers=2, speeds=[1.0, 3.0], load=0.8, jobs=200_000, seed=seed,
+                     engine="compiled") for seed in range(1, 9)]
+    measured = interval([row["mean_response"] for row in rows])
+    check(f"SED rule={rule} ties={ties}, speeds 1 and 3, load 0.8", measured, exact["mean_response"])
+    assert measured.half < 0.039

@@ -91,12 +91,12 @@ def exact_speeds(speeds: Sequence[float], load: float, rule: str = "expected_del
                 drop[k] += arrival * p[j]
                 continue
             rows.append(k)
-            cols.append(index[state[:j] + (state[j] + 1,) + state[j + 1:]])
+            cols.append(index[(*state[:j], state[j] + 1, *state[j + 1:])])
             rates.append(arrival * p[j])
         for j in range(n):
             if state[j] > 0:
                 rows.append(k)
-                cols.append(index[state[:j] + (state[j] - 1,) + state[j + 1:]])
+                cols.append(index[(*state[:j], state[j] - 1, *state[j + 1:])])
                 rates.append(float(speeds[j]))
     size = len(states)
     Q = csr_matrix((rates, (rows, cols)), shape=(size, size))
