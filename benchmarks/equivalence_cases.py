@@ -28,6 +28,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "sqd_memory": {"d": 2, "m": 1},
     "persistent_idle": {},
     "sed": {},
+    "lor": {},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -188,6 +189,11 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "sed_length_fastest": {"policy": "sed", "rule": "length", "ties": "fastest", "servers": 6,
                            "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
     "sed_slotted_batch": {"policy": "sed", "time": "slotted", "speeds": {"kind": "erlang", "k": 2}},
+    "lor_d2": {"policy": "lor", "d": 2},
+    "lor_d8": {"policy": "lor", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "lor_d2_d3_capacity": {"policy": "lor", "d": 2, "dispatchers": 3, "capacity": 2, "load": 0.95},
+    "lor_d5_heavy": {"policy": "lor", "dispatchers": 5, "load": 0.98},  # counts far from the lengths
+    "lor_slotted_batch": {"policy": "lor", "time": "slotted", "dispatchers": 3},  # SimPy: batches per decision
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

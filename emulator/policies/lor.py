@@ -58,6 +58,7 @@ class LORPolicy(Policy):
     name = "lor"
     Config = LORConfig
     messages = "1 completion per job (to its dispatcher, when it leaves or is blocked)"
+    compiled = "emulator.compiled.policies.lor"
 
     @classmethod
     def label(cls, config: LORConfig) -> str:
