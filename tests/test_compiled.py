@@ -71,13 +71,14 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, JSQ-push with
-    latency) of more ids than the compiled indexes hold (none of the equivalence cases)."""
+    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, LOR, JSQ-push with
+    latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR in slotted time."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
     several = options.get("dispatchers", 1)
-    indexed = options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])
-    return indexed and several > 1 and several * options["servers"] > INDEXED_IDS
+    indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
+    slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
+    return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
 
 
 @pytest.mark.slow
@@ -137,6 +138,8 @@ POLICIES = st.sampled_from([
     {"policy": "jsq_push"}, {"policy": "jsq_sparse", "period": 0.5},
     {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 2.0}, {"policy": "lsq", "d": 2},
     {"policy": "lsq", "d": 4}, {"policy": "sqd_memory", "d": 2, "m": 1}, {"policy": "sqd_memory", "d": 1, "m": 2},
+    {"policy": "persistent_idle"}, {"policy": "lor"}, {"policy": "lor", "d": 2},
+    {"policy": "sed", "d": 3, "ties": "fastest"},
 ])
 SERVICE = st.sampled_from([
     "exponential", "deterministic", {"kind": "erlang", "k": 3}, {"kind": "hyperexponential", "scv": 4.0},

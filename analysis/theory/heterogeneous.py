@@ -35,6 +35,13 @@ def sed_routing(lengths: Sequence[int], speeds: Sequence[float], rule: str, ties
     return p
 
 
+def _moved(state: tuple[int, ...], j: int, by: int) -> tuple[int, ...]:
+    """``state`` with server ``j``'s length moved ``by``."""
+    moved = list(state)
+    moved[j] += by
+    return tuple(moved)
+
+
 def exact_speeds(speeds: Sequence[float], load: float, rule: str = "expected_delay", ties: str = "random",
                  levels: int = 30) -> dict[str, float]:
     """Exact stationary metrics of N exponential FIFO servers of rates ``speeds`` under SED or JSQ.
@@ -91,12 +98,12 @@ def exact_speeds(speeds: Sequence[float], load: float, rule: str = "expected_del
                 drop[k] += arrival * p[j]
                 continue
             rows.append(k)
-            cols.append(index[(*state[:j], state[j] + 1, *state[j + 1:])])
+            cols.append(index[_moved(state, j, 1)])
             rates.append(arrival * p[j])
         for j in range(n):
             if state[j] > 0:
                 rows.append(k)
-                cols.append(index[(*state[:j], state[j] - 1, *state[j + 1:])])
+                cols.append(index[_moved(state, j, -1)])
                 rates.append(float(speeds[j]))
     size = len(states)
     Q = csr_matrix((rates, (rows, cols)), shape=(size, size))
