@@ -9,7 +9,7 @@ from pydantic import Field
 from ..measure.messages import Kind
 from .base import IntOrExpr, Policy, PolicyConfig, shortest
 from .jsq import LengthIndex
-from .views import DispatcherView, JobView, ModelView, ServerView
+from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
 COMPLETION = Kind.COMPLETION
 
@@ -63,6 +63,11 @@ class LORPolicy(Policy):
     @classmethod
     def label(cls, config: LORConfig) -> str:
         return "LOR" if config.d is None else f"LOR({config.d})"
+
+    @classmethod
+    def samples_per_job(cls, config: LORConfig, point: PointView) -> float:
+        """None with d = N (the index's pick); else the d counts it compares."""
+        return 0.0 if config.d is None else float(config.d)
 
     def __init__(self, model: ModelView, config: LORConfig) -> None:
         super().__init__(model, config)
