@@ -149,6 +149,7 @@ def test_exact_speeds_with_equal_speeds_is_the_lumped_jsq_chain() -> None:
     assert exact_speeds([2.0], 0.6, levels=80)["mean_response"] == pytest.approx(1 / (2.0 - 1.2), rel=1e-9)
 
 
+@pytest.mark.slow  # (the compiled engine's first SED run compiles its kernel: half a minute)
 @pytest.mark.parametrize("rule, ties", [("expected_delay", "random"), ("length", "fastest")])
 def test_sed_matches_its_exact_chain_on_two_unequal_servers(rule: str, ties: str) -> None:
     # Servers of rates 1 and 3 at load 0.8: the replications' mean response against the exact
