@@ -27,6 +27,9 @@ POLICIES: dict[str, dict[str, Any]] = {
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
     "late_binding": {"d": 2},
+    "persistent_idle": {},
+    "sed": {},
+    "lor": {},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -199,6 +202,20 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "late_binding_d5": {"policy": "late_binding", "d": 5},
     "late_binding_d8_d3": {"policy": "late_binding", "d": 8, "dispatchers": 3},
     "late_binding_heavy": {"policy": "late_binding", "d": 3, "load": 0.99, "servers": 200},
+    "persistent_idle_slotted": {"policy": "persistent_idle", "time": "slotted", "slot": {"dispatch": "job"}},
+    "persistent_idle_slotted_late": {"policy": "persistent_idle", "time": "slotted", "dispatchers": 3,
+                                     "slot": {"pull_delay": 2}},
+    "sed_d2": {"policy": "sed", "d": 2, "servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8},
+    "sed_d8": {"policy": "sed", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "sed_fastest": {"policy": "sed", "ties": "fastest", "servers": 6, "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
+    "sed_length_fastest": {"policy": "sed", "rule": "length", "ties": "fastest", "servers": 6,
+                           "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
+    "sed_slotted_batch": {"policy": "sed", "time": "slotted", "speeds": {"kind": "erlang", "k": 2}},
+    "lor_d2": {"policy": "lor", "d": 2},
+    "lor_d8": {"policy": "lor", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "lor_d2_d3_capacity": {"policy": "lor", "d": 2, "dispatchers": 3, "capacity": 2, "load": 0.95},
+    "lor_d5_heavy": {"policy": "lor", "dispatchers": 5, "load": 0.98},  # counts far from the lengths
+    "lor_slotted_batch": {"policy": "lor", "time": "slotted", "dispatchers": 3},  # SimPy: batches per decision
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

@@ -71,13 +71,14 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, JSQ-push with
-    latency) of more ids than the compiled indexes hold (none of the equivalence cases)."""
+    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, LOR, JSQ-push with
+    latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR in slotted time."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
     several = options.get("dispatchers", 1)
-    indexed = options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])
-    return indexed and several > 1 and several * options["servers"] > INDEXED_IDS
+    indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
+    slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
+    return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
 
 
 @pytest.mark.slow
@@ -137,6 +138,8 @@ POLICIES = st.sampled_from([
     {"policy": "jsq_push"}, {"policy": "jsq_sparse", "period": 0.5},
     {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 2.0}, {"policy": "lsq", "d": 2},
     {"policy": "lsq", "d": 4}, {"policy": "sqd_memory", "d": 2, "m": 1}, {"policy": "sqd_memory", "d": 1, "m": 2},
+    {"policy": "persistent_idle"}, {"policy": "lor"}, {"policy": "lor", "d": 2},
+    {"policy": "sed", "d": 3, "ties": "fastest"},
 ])
 SERVICE = st.sampled_from([
     "exponential", "deterministic", {"kind": "erlang", "k": 3}, {"kind": "hyperexponential", "scv": 4.0},
@@ -489,7 +492,9 @@ from emulator.compiled import COMPILED
 cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, "period": 2.0},
          "threshold": {"d": 9}, "random": {}, "round_robin": {"dispatchers": 2},
          "jsq_push": {"dispatchers": 2}, "jsq_sparse": {"feedback": "asynchronous", "rate": 0.5},
-         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2}}
+         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2},
+         "persistent_idle": {"dispatchers": 2}, "lor": {"d": 3, "dispatchers": 2, "capacity": 3},
+         "sed": {"ties": "fastest", "speeds": [1.0, 2.0] * 5}}
 cases["late_binding"] = {"d": 3, "dispatchers": 2}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}

@@ -553,4 +553,4 @@ def test_fifo_capacity_blocks(trace_rows) -> None:  # type: ignore[no-untyped-de
 
 
 def test_message_kinds_are_the_contract_kinds() -> None:
-    assert KINDS == ("query", "reply", "idle", "report", "threshold", "update")
+    assert KINDS == ("query", "reply", "idle", "report", "threshold", "update", "completion")

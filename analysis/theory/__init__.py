@@ -36,11 +36,15 @@ Contents
 `analysis.theory.chains`: exact finite N
     `exact_supermarket`: the stationary distribution of the lumped CTMC of N
     exponential FIFO servers under random, JSQ, SQ(d) or threshold routing.
+`analysis.theory.heterogeneous`: exact finite N, unequal speeds
+    `exact_speeds`: the stationary distribution of the CTMC of N exponential FIFO
+    servers of unequal rates under SED or JSQ (ties at random or to the fastest).
 """
 
 from __future__ import annotations
 
 from .chains import exact_supermarket
+from .heterogeneous import exact_speeds
 from .mean_field import (
     jiq_messages,
     jiq_response,
@@ -76,6 +80,7 @@ from .slotted import slotted_md1_response, slotted_queue
 __all__ = [
     "erlang_b",
     "erlang_c",
+    "exact_speeds",
     "exact_supermarket",
     "jiq_messages",
     "jiq_response",

@@ -39,8 +39,8 @@ def measurements(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarra
 
 
 class Jobs:
-    """Job slots (37 bytes each, 29 without latency): arrival, arrival at the server, size, start of
-    service, measured, and ``next`` (the FIFO link, the free list, or a pool task's server).
+    """Job slots (41 bytes each, 33 without latency): arrival, arrival at the server, size, start of
+    service, measured, ``next`` (the FIFO link, the free list, or a pool task's server) and its dispatcher.
 
     Without latency a job reaches its server at its arrival, so one array holds both times
     (the kernel writes the same value twice). They grow by a quarter when full, so that
@@ -54,19 +54,20 @@ class Jobs:
         self.start = np.zeros(capacity)
         self.measured = np.zeros(capacity, dtype=np.int64)  # arrival number + 1, 0 if not measured
         self.next = np.append(np.arange(1, capacity, dtype=np.int32), np.int32(-1))
+        self.dispatcher = np.zeros(capacity, dtype=np.int32)
         iv[S.I_FREE] = 0
 
     def record(self) -> S.Jobs:
         """The arrays as the kernels take them."""
-        return S.Jobs(self.arrival, self.at, self.size, self.start, self.next, self.measured)
+        return S.Jobs(self.arrival, self.at, self.size, self.start, self.next, self.measured, self.dispatcher)
 
     def grow(self, iv: np.ndarray) -> None:
         old = len(self.arrival)
         new = old + old // 4 + 64
         shared = self.at is self.arrival
-        self.arrival, self.size, self.start, self.measured = (
+        self.arrival, self.size, self.start, self.measured, self.dispatcher = (
             np.concatenate([a, np.zeros(new - old, a.dtype)])
-            for a in (self.arrival, self.size, self.start, self.measured))
+            for a in (self.arrival, self.size, self.start, self.measured, self.dispatcher))
         self.at = self.arrival if shared else np.concatenate([self.at, np.zeros(new - old)])
         # The new slots go first, then what the list holds (the event kernel grows it only when empty).
         self.next = np.concatenate([self.next, np.arange(old + 1, new, dtype=np.int32),

@@ -83,6 +83,7 @@ from .state import (
     I_NSIZE,
     I_NSPLIT,
     I_OCC_HIGH,
+    I_ORIGIN,
     I_SIZE,
     I_SPLIT,
     I_SRC,
@@ -151,6 +152,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
     j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.at), \
         unmanaged(jobs_.size), unmanaged(jobs_.start), unmanaged(jobs_.next), unmanaged(jobs_.measured)
+    j_dispatcher = unmanaged(jobs_.dispatcher)
     heap = unmanaged(heap)
     gaps, sizes, split, ubuf, responses = unmanaged(inputs.gaps), unmanaged(inputs.sizes), \
         unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
@@ -247,6 +249,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     else:
                         dispatcher = int(u * n_dispatchers)
                 iv[I_CURRENT] = slot
+                j_dispatcher[slot] = dispatcher
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
                 if checked and (sid >= P[P_N] or (sid < 0 and not latent)):  # (with latency -1: it asked)
                     iv[I_BAD] = sid
@@ -346,6 +349,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
                 j_next[slot] = iv[I_FREE]
                 iv[I_FREE] = slot
+                iv[I_ORIGIN] = j_dispatcher[slot]
                 on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                 if ps:
                     if length[sid] > 0:
@@ -404,6 +408,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
         now = fv[F_NOW]
         measured = j_measured[slot]
+        iv[I_ORIGIN] = j_dispatcher[slot]
         blocked = capacity >= 0 and length[sid] >= capacity
         if latent and measured:
             iv[I_ARRIVED] += 1

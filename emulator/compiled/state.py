@@ -86,7 +86,8 @@ I_HELD = 53  # slotted time's pull_delay (0: none): a held message is due after 
 I_LOSS = 54  # read position in the loss uniforms (`faults`)
 I_NLOSS = 55  # valid uniforms in them (1 << 62 when messages cannot be lost: none is drawn)
 I_BAD = 56  # the server of `BAD_SERVER`
-I_NIV = 57
+I_ORIGIN = 57  # the dispatcher of the job whose departure or block the policy's hook follows (LOR)
+I_NIV = 58
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -191,9 +192,9 @@ Run = namedtuple("Run", ["P", "Q", "iv", "fv", "counts", "window"])
 """A run's parameters (``P`` int64, ``Q`` float64), scalar state (``iv``, ``fv``) and message counts
 (``counts``; ``window``: the counts at the window's opening and closing)."""
 
-Jobs = namedtuple("Jobs", ["arrival", "at", "size", "start", "next", "measured"])
+Jobs = namedtuple("Jobs", ["arrival", "at", "size", "start", "next", "measured", "dispatcher"])
 """The job slots: arrival time, time at the server, size, start of service, the FIFO/free-list link,
-and the arrival number + 1 of a measured job (0: not measured)."""
+the arrival number + 1 of a measured job (0: not measured), and the dispatcher that sent it."""
 
 Inputs = namedtuple("Inputs", ["gaps", "sizes", "split", "ubuf", "responses"])
 """What the driver refills between calls: arrival gaps, job sizes, dispatcher-split uniforms, the

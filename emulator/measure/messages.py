@@ -23,6 +23,7 @@ class Kind(IntEnum):
     REQUEST = 7  # server -> dispatcher: late_binding, a reservation at the head of an idle server asks for its job
     CANCEL = 8  # late_binding: dispatcher -> server, the job went to an earlier asker; redundancy: server -> server,
     # the first copy finished (or started): drop yours, one per other copy
+    COMPLETION = 9  # server -> dispatcher: LOR, a job it sent has left (or was blocked)
 
 
 KINDS: tuple[str, ...] = tuple(kind.name.lower() for kind in Kind)

@@ -45,6 +45,7 @@ class Dispatcher:
     def send(self, job: Job, server: Any) -> None:
         """Send ``job`` to ``server`` over the channel."""
         job.dispatched = self.env._now  # the property costs a call; this runs per job
+        job.dispatcher = self.id
         self.channel.transfer(job, server)
 
     def __repr__(self) -> str:

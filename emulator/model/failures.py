@@ -114,6 +114,7 @@ class FailingFifoServer(FifoQueue):
             if self.observer is not None:
                 self.observer.depart(self.length, env._now)
             if self.on_depart is not None:
+                self.leaving = job
                 self.on_depart(self)
 
     def _cycle(self, ups: Iterator[float], downs: Iterator[float]) -> Generator[simpy.Event, Any, None]:

@@ -13,7 +13,7 @@ class Job:
     """
 
     __slots__ = ("id", "arrival", "size", "measured", "dispatched", "at_server", "start",
-                 "server", "via_list", "blocked")
+                 "server", "via_list", "blocked", "dispatcher")
 
     id: int
     arrival: float
@@ -25,6 +25,7 @@ class Job:
     server: int
     via_list: bool
     blocked: bool
+    dispatcher: int  # the dispatcher that sent it (LOR's completion goes back there)
 
     def __init__(self, id: int, arrival: float, size: float, measured: bool) -> None:
         self.id = id

@@ -41,6 +41,7 @@ class Server:
         self.on_arrive: Callable[[Server, Job], None] | None = None
         self.on_depart: Callable[[Server], None] | None = None
         self.observer: Occupancy | None = None  # told of every length change
+        self.leaving: Job | None = None  # the job whose departure on_depart follows (None: no departure)
 
     def accept(self, job: Job) -> None:
         raise NotImplementedError
@@ -137,6 +138,7 @@ class FifoServer(FifoQueue):
         if self.observer is not None:
             self.observer.depart(self.length, now)
         if self.on_depart is not None:
+            self.leaving = job
             self.on_depart(self)
         # After the hooks, as a process would look at its queue again: a job they sent here
         # waits its turn rather than starting a second service.
@@ -180,6 +182,7 @@ class PoolServer(Server):
         if self.observer is not None:
             self.observer.depart(self.length, self.env.now)
         if self.on_depart is not None:
+            self.leaving = job
             self.on_depart(self)
 
 

@@ -107,6 +107,7 @@ class SlottedServer(Server):
             if self.observer is not None:
                 self.observer.depart(self.length, end)
             if self.on_depart is not None:
+                self.leaving = job
                 self.on_depart(self)
         if not queue:
             self.busy.discard(self.id)
@@ -130,6 +131,7 @@ class SlotDispatcher(Dispatcher):
         now = self.env._now
         for each in jobs:
             each.dispatched = now
+            each.dispatcher = self.id
         self.channel.transfer_all(jobs, server)
 
 

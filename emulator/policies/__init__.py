@@ -24,10 +24,13 @@ from .jsq import JSQPolicy
 from .jsq_push import JSQPushPolicy
 from .jsq_sparse import JSQSparsePolicy
 from .late_binding import LateBindingPolicy
+from .lor import LORPolicy
 from .lsq import LSQPolicy
+from .persistent_idle import PersistentIdlePolicy
 from .random import RandomPolicy
 from .redundancy import RedundancyPolicy
 from .round_robin import RoundRobinPolicy
+from .sed import SEDPolicy
 from .sqd import SQDPolicy
 from .sqd_memory import SQDMemoryPolicy
 from .threshold import ThresholdPolicy
@@ -46,6 +49,9 @@ REGISTRY: dict[str, type[Policy]] = {
     "sqd_memory": SQDMemoryPolicy,
     "redundancy": RedundancyPolicy,
     "late_binding": LateBindingPolicy,
+    "persistent_idle": PersistentIdlePolicy,
+    "lor": LORPolicy,
+    "sed": SEDPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)

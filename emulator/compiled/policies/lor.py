@@ -1,0 +1,101 @@
+"""LOR, compiled (`emulator.policies.lor`): each dispatcher's outstanding counts in a length index of its own.
+
+As LSQ's estimates (`lsq`): with one dispatcher the kernel's own index, with several
+one per dispatcher (`jsq.index_set_in`); ``T.ints[k]`` is each server's count as
+dispatcher ``k`` indexes it. A count grows by one when its dispatcher sends a job and
+shrinks by one when that job's completion reaches it, so it never exceeds the levels
+the kernel's room check leaves before each arrival. The kernel writes the dispatcher
+of the job that leaves, or is blocked, to ``iv[I_ORIGIN]`` before the hook runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numba import njit
+
+from ...measure.messages import Kind
+from ...policies.lor import LORConfig
+from ..core import sample, shortest
+from ..network import send
+from ..state import I_ORIGIN, P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE
+from ..tools import Description, Tools, needs_choice
+from .common import nothing_initialise, nothing_timer
+from .jsq import index_set_of, indexes_too_large, pick_of
+
+PARAMS = frozenset({"d"})
+D = P_PARAMS  # -1: every server (the index's pick)
+COMPLETION_KIND = int(Kind.COMPLETION)
+COMPLETION = POLICY_MESSAGE  # with latency, a completion on its way
+
+
+def describe(config: LORConfig, point: Any, speeds: np.ndarray) -> Description:
+    d = -1 if config.d is None else int(config.d)
+    choice = d if d > 0 and needs_choice(point.servers, d, False) else 0
+    return Description(ints=[d], index=True, per_dispatcher=point.dispatchers > 1, int_rows=point.dispatchers,
+                       sample=max(d, 2), choice_at_dispatch=choice)
+
+
+def supports(config: LORConfig, point: Any) -> str | None:
+    if point.scenario.system.time == "slotted":
+        return "lor in slotted time (a slot's decision sends several jobs; the slot clock runs it on SimPy)"
+    return indexes_too_large("lor", point)
+
+
+@njit(cache=True, inline="always")
+def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+             ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    indexes, d = P[P_D], P[D]
+    outstanding = T.ints[dispatcher]
+    if d < 0:
+        sid = pick_of(rng, ubuf, iv, T, indexes, dispatcher)
+    else:  # `LORPolicy.dispatch`: d sampled, the smallest count, ties by reservoir draws
+        picked, values = T.picked, T.values
+        sample(rng, ubuf, iv, P[P_N], d, False, picked, T.choice)
+        for j in range(d):
+            values[j] = outstanding[picked[j]]
+        sid = picked[shortest(values, d, rng, ubuf, iv)]
+    index_set_of(T, iv, indexes, dispatcher, outstanding, sid, outstanding[sid] + 1)
+    return sid, False
+
+
+@njit(cache=True, inline="always")
+def _completed(P: np.ndarray, iv: np.ndarray, T: Tools, k: int, sid: int) -> None:
+    """`lor._completed`: one job fewer outstanding at ``sid`` for dispatcher ``k``."""
+    outstanding = T.ints[k]
+    index_set_of(T, iv, P[P_D], k, outstanding, sid, outstanding[sid] - 1)
+
+
+@njit(cache=True, inline="always")
+def _answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    """`LORPolicy._answer`: a completion from ``sid`` to the dispatcher of the job in question."""
+    k = iv[I_ORIGIN]
+    if P[P_LATENT]:
+        send(counts, iv, T, COMPLETION_KIND, COMPLETION, k, sid, 0)
+    else:
+        counts[COMPLETION_KIND] += 1
+        _completed(P, iv, T, k, sid)
+
+
+@njit(cache=True, inline="always")
+def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
+    if blocked:
+        _answer(P, counts, iv, T, sid)
+
+
+@njit(cache=True, inline="always")
+def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+              ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    _answer(P, counts, iv, T, sid)
+
+
+@njit(cache=True, inline="always")
+def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+            ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
+    """With latency: a completion reaches dispatcher ``a`` from server ``b``."""
+    _completed(P, iv, T, a, b)
+
+
+initialise, timer = nothing_initialise, nothing_timer
