@@ -177,6 +177,10 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_push_pool_d5": {"policy": "jsq_push", "dispatchers": 5, "discipline": "pool", "capacity": 4,
                          "servers": 5, "load": 0.9},
     "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
+    "sqd_batch_fixed": {"policy": "sqd", "d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3,
+                                                              "batch": "deterministic"}},
+    "jsq_slotted_batch_fixed": {"policy": "jsq", "time": "slotted",
+                                "arrivals": {"kind": "batch_poisson", "mean_batch": 3, "batch": "deterministic"}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
