@@ -129,7 +129,12 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         trace_sizes = arrivals.read_trace(arrival.path)[1]  # type: ignore[arg-type]
         if trace_sizes is not None:
             sizes = iter(trace_sizes.tolist())
-    Source(env, gaps, sizes, dispatchers, split, recorder, bounds)
+    source = Source
+    if model.policy.whole_batches:
+        from .batches import BatchSource  # a subclass of Source: imported here, after it
+
+        source = BatchSource
+    source(env, gaps, sizes, dispatchers, split, recorder, bounds)
     return model
 
 
