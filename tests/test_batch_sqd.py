@@ -5,9 +5,12 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import numpy as np
 import pytest
+from helpers.intervals import check, column, replicate
 from helpers.scenarios import traced
 
+import analysis.theory as theory
 import emulator
 from emulator.errors import ScenarioError
 from emulator.policies.batch_sqd import placement
@@ -109,3 +112,64 @@ def test_placement_examples() -> None:
 def test_slotted_time_is_refused_in_one_line() -> None:
     with pytest.raises(ScenarioError, match=r"^system\.time: expected continuous with policies\.0 \(batch_sqd"):
         emulator.simulate("batch_sqd", servers=4, jobs=100, time="slotted")
+
+
+# ---------------------------------------------------------------------------------------
+# The mean field of fill: shortest (`analysis.theory.batch`)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("lam", [0.5, 0.9, 0.99])
+@pytest.mark.parametrize("d", [1, 2, 5])
+def test_mean_field_limits_are_sqd_and_mm1(lam: float, d: int) -> None:
+    """k = 1 is SQ(d)'s closed form; d = 1 (k samples for k jobs, one each) is random routing, M/M/1."""
+    np.testing.assert_allclose(theory.batch_tail(lam, d, 1), theory.sqd_tail(lam, d), rtol=1e-12, atol=1e-16)
+    for k in (1, 3, 10):
+        assert theory.batch_response(lam, 1, k) == pytest.approx(1 / (1 - lam), rel=1e-9)
+
+
+@pytest.mark.parametrize(("lam", "d", "k"), [(0.9, 2, 4), (0.8, 3, 2), (0.95, 2, 8)])
+def test_mean_field_recursion_is_the_fixed_point_of_its_ode(lam: float, d: int, k: int) -> None:
+    """The recursion against the ODE integrated from empty servers, its drift from E[min(Bin(dk, 1 - s), k)]
+    summed over the other variable: a second computation of the same fixed point."""
+    from scipy.integrate import solve_ivp
+    from scipy.stats import binom
+
+    levels = 40
+    below = np.arange(d * k + 1)
+
+    def served(s: np.ndarray) -> np.ndarray:
+        """E[min(X, k)], X ~ Bin(dk, 1 - s): the batch's jobs that go to sampled servers below each level."""
+        # (clipped: the integrator may step a level a round-off outside [0, 1])
+        p = 1 - np.clip(s, 0, 1)[:, None]
+        return (np.minimum(below, k) * binom.pmf(below, d * k, p)).sum(axis=1)
+
+    def drift(_t: float, s: np.ndarray) -> np.ndarray:
+        full = np.concatenate([[1.0], s, [0.0]])  # s_0 = 1, s_{levels+1} = 0
+        g = served(full)
+        return lam / k * (g[1:-1] - g[:-2]) - (full[1:-1] - full[2:])
+
+    solution = solve_ivp(drift, (0, 2000), np.zeros(levels), method="LSODA", rtol=1e-10, atol=1e-13)
+    tail = theory.batch_tail(lam, d, k, tol=1e-13)[1:]
+    np.testing.assert_allclose(solution.y[: len(tail), -1], tail, atol=1e-7)
+
+
+def test_large_batches_need_slightly_more_than_one_sample_per_job() -> None:
+    """With d (1 - λ) > 1 the mean response falls towards the service time as k grows; below, it does not."""
+    above = [theory.batch_response(0.9, 12, k) for k in (1, 4, 16, 64, 256)]
+    assert all(b < a for a, b in itertools.pairwise(above)) and above[-1] < 1.001
+    below = theory.batch_response(0.9, 2, 256)
+    assert below > 2.2
+
+
+@pytest.mark.slow
+def test_large_n_matches_the_mean_field() -> None:
+    """N = 1000, load 0.8, d = 2, batches of 4: the mean field's 1.7228 (its k = 1, SQ(2), is 1.4405).
+
+    Systematic term: SQ(2)'s rough finite-N excess (`sqd_finite_n_correction`), taken as reference + c
+    with allowance c, as for SQ(2). Warm-up 40,000 jobs = 50 time units, several relaxation times at 0.8.
+    """
+    lam, n = 0.8, 1000
+    rows = replicate(300, 6, policy="batch_sqd", d=2, servers=n, load=lam, jobs=100_000, warmup_jobs=40_000,
+                     arrivals=fixed(4), engine="simpy")
+    correction = theory.sqd_finite_n_correction(lam, n)
+    check("batch_sqd d=2 k=4 N=1000", column(rows, "mean_response"), theory.batch_response(lam, 2, 4) + correction,
+          correction)
