@@ -26,6 +26,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jsq_sparse": {"period": 1.0},
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
+    "batch_sqd": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -181,6 +182,12 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
                                                               "batch": "deterministic"}},
     "jsq_slotted_batch_fixed": {"policy": "jsq", "time": "slotted",
                                 "arrivals": {"kind": "batch_poisson", "mean_batch": 3, "batch": "deterministic"}},
+    "batch_sqd_water": {"policy": "batch_sqd", "d": 2, "fill": "water", "dispatchers": 3,
+                        "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
+    "batch_sqd_fixed_d3": {"policy": "batch_sqd", "d": 3, "servers": 10, "load": 0.95,
+                           "arrivals": {"kind": "batch_poisson", "mean_batch": 4, "batch": "deterministic"}},
+    "batch_sqd_all": {"policy": "batch_sqd", "d": 20, "fill": "water",  # dk >= N: every server asked
+                      "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

@@ -71,10 +71,13 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, JSQ-push with
-    latency) of more ids than the compiled indexes hold (none of the equivalence cases)."""
+    """The cases the kernels do not model, which SimPy runs: a policy without a compiled form (batch_sqd), and
+    an index per dispatcher (LSQ, JSQ-push with latency) of more ids than the compiled indexes hold (none of
+    the equivalence cases)."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
+    if not compiled_supports.has_compiled_form(options["policy"]):
+        return True
     several = options.get("dispatchers", 1)
     indexed = options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])
     return indexed and several > 1 and several * options["servers"] > INDEXED_IDS
