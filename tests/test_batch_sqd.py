@@ -173,3 +173,29 @@ def test_large_n_matches_the_mean_field() -> None:
     correction = theory.sqd_finite_n_correction(lam, n)
     check("batch_sqd d=2 k=4 N=1000", column(rows, "mean_response"), theory.batch_response(lam, 2, 4) + correction,
           correction)
+
+
+def test_the_compiled_engine_gives_simpys_rows() -> None:
+    """Zero latency: both fills, fixed and geometric batches, several dispatchers, pools with capacity, and
+    more jobs per batch than servers (rng.choice samples): identical rows, the kernel running each."""
+    cases = [{"arrivals": fixed(3)}, {"arrivals": fixed(3), "fill": "water"},
+             {"arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}, "dispatchers": 3, "servers": 10},
+             {"arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "discipline": "pool", "capacity": 4,
+              "servers": 5, "occupancy": True},
+             {"arrivals": fixed(8), "fill": "water", "d": 1, "servers": 4, "capacity": 3, "load": 0.95}]
+    for case in cases:
+        options = {"servers": 12, "jobs": 2000, "seed": 3, "response_bins": True, **case}
+        simpy = emulator.simulate("batch_sqd", engine="simpy", **options)
+        compiled = emulator.simulate("batch_sqd", engine="compiled", **options)
+        assert compiled["engine"] == "compiled"
+        differ = [key for key in simpy
+                  if key not in ("wall_seconds", "engine") and repr(simpy[key]) != repr(compiled[key])]
+        assert not differ, (case, differ)
+
+
+def test_latency_runs_on_simpy_with_the_reason() -> None:
+    from emulator.compiled import eligibility
+
+    point = emulator.Scenario.from_dict({"policies": [{"name": "batch_sqd"}],
+                                         "network": {"latency": {"kind": "exponential", "mean": 0.1}}}).points()[0]
+    assert "latency" in (eligibility.supports(point, point.policies[0]) or "")

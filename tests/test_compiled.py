@@ -71,12 +71,12 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: a policy without a compiled form (batch_sqd), and
-    an index per dispatcher (LSQ, JSQ-push with latency) of more ids than the compiled indexes hold (none of
-    the equivalence cases)."""
+    """The cases the kernels do not model, which SimPy runs: batch sampling with latency, and an index per
+    dispatcher (LSQ, JSQ-push with latency) of more ids than the compiled indexes hold (none of the
+    equivalence cases)."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
-    if not compiled_supports.has_compiled_form(options["policy"]):
+    if options["policy"] == "batch_sqd" and options["latency"]:  # a batch's jobs wait for one ask's replies
         return True
     several = options.get("dispatchers", 1)
     indexed = options["policy"] == "lsq" or (options["policy"] == "jsq_push" and options["latency"])
@@ -492,7 +492,8 @@ from emulator.compiled import COMPILED
 cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, "period": 2.0},
          "threshold": {"d": 9}, "random": {}, "round_robin": {"dispatchers": 2},
          "jsq_push": {"dispatchers": 2}, "jsq_sparse": {"feedback": "asynchronous", "rate": 0.5},
-         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2}}
+         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2},
+         "batch_sqd": {"d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}}}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}
 for name, options in cases.items():

@@ -50,6 +50,7 @@ class BatchSQDPolicy(Policy):
     Config = BatchSQDConfig
     messages = "2 min(N, dk) per batch of k (query + reply per sampled server): 2d per job while dk <= N"
     whole_batches = True
+    compiled = "emulator.compiled.policies.batch_sqd"
 
     @classmethod
     def label(cls, config: BatchSQDConfig) -> str:
