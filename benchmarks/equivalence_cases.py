@@ -30,6 +30,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "persistent_idle": {},
     "sed": {},
     "lor": {},
+    "batch_sqd": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -216,6 +217,16 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "lor_d2_d3_capacity": {"policy": "lor", "d": 2, "dispatchers": 3, "capacity": 2, "load": 0.95},
     "lor_d5_heavy": {"policy": "lor", "dispatchers": 5, "load": 0.98},  # counts far from the lengths
     "lor_slotted_batch": {"policy": "lor", "time": "slotted", "dispatchers": 3},  # SimPy: batches per decision
+    "sqd_batch_fixed": {"policy": "sqd", "d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3,
+                                                              "batch": "deterministic"}},
+    "jsq_slotted_batch_fixed": {"policy": "jsq", "time": "slotted",
+                                "arrivals": {"kind": "batch_poisson", "mean_batch": 3, "batch": "deterministic"}},
+    "batch_sqd_water": {"policy": "batch_sqd", "d": 2, "fill": "water", "dispatchers": 3,
+                        "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
+    "batch_sqd_fixed_d3": {"policy": "batch_sqd", "d": 3, "servers": 10, "load": 0.95,
+                           "arrivals": {"kind": "batch_poisson", "mean_batch": 4, "batch": "deterministic"}},
+    "batch_sqd_all": {"policy": "batch_sqd", "d": 20, "fill": "water",  # dk >= N: every server asked
+                      "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

@@ -71,10 +71,13 @@ CASES = equivalence_cases()
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, LOR, JSQ-push with
-    latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR in slotted time."""
+    """The cases the kernels do not model, which SimPy runs: batch sampling with latency, an index per dispatcher
+    (LSQ, LOR, JSQ-push with latency) of more ids than the compiled indexes hold (none of the equivalence
+    cases), and LOR in slotted time."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
+    if options["policy"] == "batch_sqd" and options["latency"]:  # a batch's jobs wait for one ask's replies
+        return True
     several = options.get("dispatchers", 1)
     indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
     slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
@@ -494,7 +497,8 @@ cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, 
          "jsq_push": {"dispatchers": 2}, "jsq_sparse": {"feedback": "asynchronous", "rate": 0.5},
          "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2},
          "persistent_idle": {"dispatchers": 2}, "lor": {"d": 3, "dispatchers": 2, "capacity": 3},
-         "sed": {"ties": "fastest", "speeds": [1.0, 2.0] * 5}}
+         "sed": {"ties": "fastest", "speeds": [1.0, 2.0] * 5},
+         "batch_sqd": {"d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}}}
 cases["late_binding"] = {"d": 3, "dispatchers": 2}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}

@@ -102,6 +102,10 @@ BAD = [
     ("workload.arrivals", {"kind": "mmpp2", "switch_rate": -1}, "workload.arrivals.switch_rate", "-1"),
     ("workload.arrivals", {"kind": "mmpp2", "burstiness": 0.5}, "workload.arrivals.burstiness", "0.5"),
     ("workload.arrivals", {"kind": "batch_poisson", "mean_batch": 0.5}, "workload.arrivals.mean_batch", "0.5"),
+    ("workload.arrivals", {"kind": "batch_poisson", "mean_batch": 2.5, "batch": "deterministic"},
+     "workload.arrivals.mean_batch", "2.5"),
+    ("workload.arrivals", {"kind": "batch_poisson", "batch": "uniform"}, "workload.arrivals.batch", "'uniform'"),
+    ("workload.arrivals", {"kind": "poisson", "batch": "deterministic"}, "workload.arrivals.batch", "deterministic"),
     # bad expressions: nothing outside the listed arithmetic is evaluated
     ("workload.load", "__import__('os')", "workload.load", "__import__"),
     ("workload.load", "N.__class__", "workload.load", "N.__class__"),

@@ -26,6 +26,8 @@ Contents
     `jiq_response`, `jiq_messages`.
     Threshold model (Mitzenmacher): `threshold_tail`, `threshold_response`,
     `threshold_probes`, `threshold_fixed_point`, `threshold_metrics`.
+`analysis.theory.batch`: batch sampling (Ying, Srikant, Kang), batches of k jobs to the k shortest of dk
+    sampled servers: `batch_tail`, `batch_response`.
 `analysis.theory.pools`: server pools (Mukherjee, Borst, van Leeuwaarden, Whiting)
     `jsq_pool_fluid`, `jsqd_pool_tail`, `pool_blocking`.
 `analysis.theory.slotted`: slotted time (Zhou et al.)
@@ -43,6 +45,7 @@ Contents
 
 from __future__ import annotations
 
+from .batch import batch_response, batch_tail
 from .chains import exact_supermarket
 from .heterogeneous import exact_speeds
 from .mean_field import (
@@ -78,6 +81,8 @@ from .redundancy import (
 from .slotted import slotted_md1_response, slotted_queue
 
 __all__ = [
+    "batch_response",
+    "batch_tail",
     "erlang_b",
     "erlang_c",
     "exact_speeds",

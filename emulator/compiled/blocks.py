@@ -82,6 +82,8 @@ def gap_blocks(point: Point, rate: float, seed: int) -> Iterator[tuple[np.ndarra
             yield block, False
     if arrival.kind == "batch_poisson":
         mean_batch = options.get("mean_batch", _default("mean_batch"))
+        if options.get("batch", _default("batch")) == "deterministic":
+            yield from _fixed_batch_blocks(rng, rate, int(mean_batch))
         p = 1.0 / mean_batch
         while True:
             batch_gaps = rng.exponential(mean_batch / rate, BATCH)
@@ -94,6 +96,14 @@ def gap_blocks(point: Point, rate: float, seed: int) -> Iterator[tuple[np.ndarra
     while True:
         block = np.fromiter(itertools.islice(stream, BATCH * CHUNK), dtype=np.float64)
         yield block, len(block) < BATCH * CHUNK
+
+
+def _fixed_batch_blocks(rng: np.random.Generator, rate: float, size: int) -> Iterator[tuple[np.ndarray, bool]]:
+    """`arrivals._fixed_batches`' gaps: each exponential batch gap (its BATCH blocks), then size - 1 zeros."""
+    for batch_gaps in exponential_blocks(rng, size / rate):
+        out = np.zeros(len(batch_gaps) * size)
+        out[::size] = batch_gaps
+        yield out, False
 
 
 def _default(name: str) -> Any:

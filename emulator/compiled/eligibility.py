@@ -25,7 +25,7 @@ _KNOWN_FIELDS = {
     "system": {"servers", "discipline", "capacity", "speeds", "dispatchers", "dispatcher_shares", "time", "slot",
                "failures"},
     "workload": {"load", "arrivals", "service"},
-    "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path"},
+    "arrivals": {"kind", "burstiness", "switch_rate", "mean_batch", "path", "batch"},
     "service": {"kind", "mean", "k", "scv", "alpha"},
     "network": {"latency", "loss", "timeout"},
     "run": {"jobs", "warmup_jobs", "engine", "occupancy", "batch_means"},

@@ -59,6 +59,11 @@ from .state import (
     I_ARRIVAL_EID,
     I_ARRIVED,
     I_BAD,
+    I_BATCH,
+    I_BATCH_AT,
+    I_BATCH_HEAD,
+    I_BATCH_HELD,
+    I_BATCH_TAIL,
     I_BLOCKED,
     I_CHOICE,
     I_CHOICE_K,
@@ -118,6 +123,7 @@ from .state import (
     P_SHARES,
     P_TIMER,
     P_WARMUP,
+    P_WHOLE,
     PAUSE,
     POLICY_MESSAGE,
     POOL_END,
@@ -175,6 +181,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
     lists = P[P_LISTS] != 0
     reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
+    whole = P[P_WHOLE] > 0  # the policy places whole batches (zero latency): `model.build.BatchSource`
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -197,7 +204,26 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         # What reaches a server in this step, if anything: a job slot, the server, via a list.
         slot, sid, via_list = -1, -1, False
         # -- the source, when a job is due now or it needs its next gap ------------------
-        while iv[I_SRC] == 1 or iv[I_SRC] == 2:
+        while iv[I_SRC] == 1 or iv[I_SRC] == 2 or iv[I_SRC] == 4:
+            if iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
+                if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+                    return NEED_HEAP
+                if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
+                    return NEED_OCCUPANCY
+                m = min(P[P_N], P[P_WHOLE] * iv[I_BATCH])  # its ask's sample: `Uniforms.sample(N, m)`
+                if iv[I_BATCH_AT] == 0 and m != 2 and 4 * m > P[P_N] and iv[I_CHOICE] == 0:
+                    iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], m
+                    return NEED_CHOICE
+                slot = iv[I_BATCH_HEAD]
+                iv[I_BATCH_HEAD] = j_next[slot]
+                iv[I_CURRENT] = slot
+                # Its replies are in at once (zero latency): `replied` places the next job (ask -1).
+                sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, -1)
+                iv[I_BATCH_AT] += 1
+                if iv[I_BATCH_AT] == iv[I_BATCH]:
+                    iv[I_SRC] = 0  # the next batch's timeout is pending
+                iv[I_TRANSFERS] += 1
+                break
             if iv[I_SRC] == 1:
                 job = iv[I_JOB]
                 if job >= warmup + jobs:
@@ -205,8 +231,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     # reached its server: at once with zero latency (`model._source`, `_all_arrived`).
                     if job == warmup + jobs and iv[I_EDGES] == 1:
                         edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
-                    if not latent or iv[I_ARRIVED] == jobs:
-                        iv[I_SRC] = 3
+                    if (not latent or iv[I_ARRIVED] == jobs) and not (whole and iv[I_BATCH_HELD] > 0):
+                        iv[I_SRC] = 3  # (whole batches: between batches only, as `BatchSource`)
                         break
                 if iv[I_SIZE] >= iv[I_NSIZE]:
                     return NEED_SIZES
@@ -240,7 +266,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                 iv[I_SIZE] += 1
                 j_measured[slot] = job + 1 if warmup <= job < warmup + jobs else 0
                 dispatcher = 0
-                if n_dispatchers > 1:
+                if n_dispatchers > 1 and not (whole and iv[I_BATCH_HELD] > 0):  # whole: one per batch
                     u = split[iv[I_SPLIT]]
                     iv[I_SPLIT] += 1
                     if shares:  # bisect_right over the cumulative shares
@@ -248,6 +274,15 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                             dispatcher += 1
                     else:
                         dispatcher = int(u * n_dispatchers)
+                if whole:  # held, chained, until the batch is complete (the next gap > 0)
+                    if iv[I_BATCH_HELD] == 0:
+                        iv[I_BATCH_HEAD] = slot
+                    else:
+                        j_next[iv[I_BATCH_TAIL]] = slot
+                    iv[I_BATCH_TAIL] = slot
+                    iv[I_BATCH_HELD] += 1
+                    iv[I_SRC] = 2
+                    continue
                 iv[I_CURRENT] = slot
                 j_dispatcher[slot] = dispatcher
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
@@ -277,6 +312,9 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     iv[I_ARRIVAL_EID] = iv[I_EID]
                     iv[I_EID] += 1
                     iv[I_SRC] = 0
+                    if whole and iv[I_BATCH_HELD] > 0:  # the batch is complete: its jobs go out now (state 4)
+                        iv[I_BATCH], iv[I_BATCH_AT], iv[I_BATCH_HELD] = iv[I_BATCH_HELD], 0, 0
+                        iv[I_SRC] = 4
                 else:
                     iv[I_SRC] = 1
         if sid < 0:

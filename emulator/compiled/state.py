@@ -87,7 +87,14 @@ I_LOSS = 54  # read position in the loss uniforms (`faults`)
 I_NLOSS = 55  # valid uniforms in them (1 << 62 when messages cannot be lost: none is drawn)
 I_BAD = 56  # the server of `BAD_SERVER`
 I_ORIGIN = 57  # the dispatcher of the job whose departure or block the policy's hook follows (LOR)
-I_NIV = 58
+# A policy that places whole batches (P_WHOLE): the jobs of the batch arriving now are held, chained by
+# their ``next`` links, until the next gap > 0; then they go to the policy one by one (source state 4).
+I_BATCH_HELD = 58  # jobs held so far
+I_BATCH_HEAD = 59  # the first held job's slot, and the last's
+I_BATCH_TAIL = 60
+I_BATCH = 61  # the size of the batch being placed
+I_BATCH_AT = 62  # its jobs placed so far
+I_NIV = 63
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -140,7 +147,8 @@ P_LISTS = 23  # 1: the policy keeps the dispatchers' lists (with latency, a deli
 P_CHOICE_AT_DEPARTURE = 24  # k > 0: a departure that leaves its server idle samples k of D dispatchers with
 # rng.choice (JIQ-SQ(d) with 4d > D)
 P_HELD = 25  # 1: slotted time's pull_delay holds idle tokens and reports (`network.post`, iv[I_HELD] slots)
-P_PARAMS = 26  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
+P_WHOLE = 26  # d > 0: the policy places whole batches, sampling min(N, dk) servers for k jobs (`Policy.whole_batches`)
+P_PARAMS = 27  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS
 P_NPARAMS = 8
 P_NP = P_PARAMS + P_NPARAMS
 

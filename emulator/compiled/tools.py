@@ -80,6 +80,7 @@ class Description:
     asks_per_step: int = 1  # with latency: the most asks one step opens (LSQ: d per job)
     messages_per_step: int = 0  # with latency: the most messages one step sends beyond N + D (JSQ-sparse: N D)
     reservations: bool = False  # late binding's reservation pool (`binding`)
+    whole: int = 0  # d > 0: it places whole batches, d samples per job (`Policy.whole_batches`; `kernel`)
 
 
 def needs_choice(n: int, k: int, replace: bool) -> bool:
@@ -102,6 +103,7 @@ def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:
     P[S.P_LISTS_AT_ARRIVAL] = description.lists_at_arrival
     P[S.P_LISTS_AT_DEPARTURE] = description.lists_at_departure
     P[S.P_LISTS] = description.lists
+    P[S.P_WHOLE] = description.whole
 
 
 class Toolkit:

@@ -9,11 +9,13 @@ class Job:
     ``size`` is work at a unit-speed server; the service time at a server of
     speed mu is ``size / mu``. ``via_list`` is set by pull-based policies when
     the dispatcher took the target from its list of reported servers (the job
-    carries that news to the server, so it costs no control message).
+    carries that news to the server, so it costs no control message). ``batch``:
+    the number of jobs that arrived with it, itself included, set only for a policy
+    that places a batch at once (`emulator.policies.base.Policy.whole_batches`).
     """
 
     __slots__ = ("id", "arrival", "size", "measured", "dispatched", "at_server", "start",
-                 "server", "via_list", "blocked", "dispatcher")
+                 "server", "via_list", "blocked", "dispatcher", "batch")
 
     id: int
     arrival: float
@@ -26,6 +28,7 @@ class Job:
     via_list: bool
     blocked: bool
     dispatcher: int  # the dispatcher that sent it (LOR's completion goes back there)
+    batch: int
 
     def __init__(self, id: int, arrival: float, size: float, measured: bool) -> None:
         self.id = id

@@ -18,6 +18,7 @@ from importlib.metadata import entry_points
 
 from ..errors import show
 from .base import Policy, PolicyConfig
+from .batch_sqd import BatchSQDPolicy
 from .jbt import JBTPolicy
 from .jiq import JIQPolicy
 from .jsq import JSQPolicy
@@ -52,6 +53,7 @@ REGISTRY: dict[str, type[Policy]] = {
     "persistent_idle": PersistentIdlePolicy,
     "lor": LORPolicy,
     "sed": SEDPolicy,
+    "batch_sqd": BatchSQDPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)

@@ -19,6 +19,9 @@ A policy is one class, registered by name (`emulator.policies.register_policy`):
   it sent for the job come back). A policy that is not built in is held to this
   per job (`emulator.model.policing`): a job it sends twice, or leaves unsent with
   no reply to come, fails the run with `emulator.errors.PolicyError`.
+- ``whole_batches``: True for a policy that places the jobs that arrive together (gap 0) as one
+  batch: they reach one dispatcher (one split draw per batch) one after the other in the same
+  step, each with ``job.batch``, the batch's size; it sends them once the last is in.
 - ``compiled``: the dotted name of its compiled description (a module under
   ``emulator.compiled.policies``), or None: then only the SimPy engine runs it.
 
@@ -133,6 +136,7 @@ class Policy:
     Config: ClassVar[type[PolicyConfig]]
     messages: ClassVar[str]
     compiled: ClassVar[str | None] = None
+    whole_batches: ClassVar[bool] = False  # the jobs of a batch to one dispatcher, with their number
 
     def __init__(self, model: ModelView, config: Any) -> None:
         self.model = model

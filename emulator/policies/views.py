@@ -26,6 +26,9 @@ class JobView(Protocol):
     @property
     def blocked(self) -> bool: ...  # the target was at capacity
 
+    @property
+    def batch(self) -> int: ...  # the jobs that arrived with it, itself included (`Policy.whole_batches`); else 1
+
 
 class ServerView(Protocol):
     """A server: its length (jobs in service plus waiting), speed, and the hooks a policy attaches.

@@ -447,6 +447,9 @@ def check_slotted(scenario: Scenario) -> None:
                                     f"jobs per slot with deterministic service in slotted time, got "
                                     f"{speed:g} / {service.mean:g} = {mu:.4g}")
     for i, entry in enumerate(scenario.policies):
+        if getattr(REGISTRY.get(entry.name), "whole_batches", False):  # batch_sqd
+            raise ScenarioError(f"system.time: expected continuous with policies.{i} ({entry.name}, which places "
+                                f"the jobs that arrive together as one batch), got 'slotted'")
         period = getattr(entry, "period", None)
         # An infinite period (no update ever) is whole too; round() cannot take it.
         if isinstance(period, (int, float)) and math.isfinite(period) and period != round(period):

@@ -91,7 +91,7 @@ class LatencyConfig(LawConfig):
     mean: float = Field(0.0, ge=0, allow_inf_nan=False)
 
 
-ARRIVAL_PARAMS = {"mmpp2": ("burstiness", "switch_rate"), "batch_poisson": ("mean_batch",),
+ARRIVAL_PARAMS = {"mmpp2": ("burstiness", "switch_rate"), "batch_poisson": ("mean_batch", "batch"),
                   "trace": ("path",)}
 
 
@@ -105,6 +105,9 @@ class ArrivalsConfig(Strict):
                                       description="mmpp2: high/low cycles per unit time (default 0.1)")
     mean_batch: float | None = Field(None, ge=1, allow_inf_nan=False,
                                      description="batch_poisson: mean batch size (default 2)")
+    batch: Literal["geometric", "deterministic"] | None = Field(
+        None, description="batch_poisson: the law of the batch size, geometric with mean mean_batch (default) or "
+                          "always mean_batch jobs (a whole number)")
     path: str | None = Field(None, description="trace: CSV with a 'time' column, optional 'size'")
 
     @field_validator("path")
@@ -116,11 +119,14 @@ class ArrivalsConfig(Strict):
     @model_validator(mode="after")
     def _params(self) -> ArrivalsConfig:
         allowed = ARRIVAL_PARAMS.get(self.kind, ())
-        for key in ("burstiness", "switch_rate", "mean_batch", "path"):
+        for key in ("burstiness", "switch_rate", "mean_batch", "batch", "path"):
             if key not in allowed and getattr(self, key) is not None:
                 raise _shape_error(key, f"not a parameter of {self.kind} arrivals", getattr(self, key))
         if self.kind == "trace" and self.path is None:
             raise _shape_error("path", "expected a CSV file for trace arrivals, got nothing", None)
+        if self.batch == "deterministic" and self.mean_batch is not None and self.mean_batch != int(self.mean_batch):
+            raise _shape_error("mean_batch", "expected a whole number of jobs per batch with batch: deterministic",
+                               self.mean_batch)
         return self
 
     def gap_options(self) -> dict[str, Any]:

@@ -18,7 +18,8 @@ from .streams import BATCH
 
 
 def gaps(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float = 2.0,
-         switch_rate: float = 0.1, mean_batch: float = 2.0, path: str | None = None) -> Iterator[float]:
+         switch_rate: float = 0.1, mean_batch: float = 2.0, batch: str = "geometric",
+         path: str | None = None) -> Iterator[float]:
     """Inter-arrival gaps of the process ``kind`` with long-run ``rate`` jobs per unit time.
 
     Parameters
@@ -34,8 +35,11 @@ def gaps(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float 
         ``mmpp2``: high/low cycles per unit time; the mean high period is
         1/((b+1)*switch_rate) and the mean low period b/((b+1)*switch_rate).
     mean_batch : float
-        ``batch_poisson``: mean of the geometric batch size (>= 1); batches arrive
-        as a Poisson process of rate rate/mean_batch.
+        ``batch_poisson``: mean batch size (>= 1); batches arrive as a Poisson
+        process of rate rate/mean_batch, so ``rate`` is still the job rate.
+    batch : str
+        ``batch_poisson``: the batch size's law, ``geometric`` (mean ``mean_batch``)
+        or ``deterministic`` (exactly ``mean_batch`` jobs, a whole number).
     path : str
         ``trace``: CSV file with a ``time`` column (arrival times, non-decreasing).
 
@@ -52,6 +56,8 @@ def gaps(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float 
     if kind == "mmpp2":
         return _mmpp2(rng, rate, burstiness, switch_rate)
     if kind == "batch_poisson":
+        if batch == "deterministic":
+            return _fixed_batches(rng, rate, int(mean_batch))
         return _batch_poisson(rng, rate, mean_batch)
     if kind == "trace":
         assert path is not None
@@ -96,6 +102,14 @@ def _batch_poisson(rng: np.random.Generator, rate: float, mean_batch: float) -> 
             yield gap
             for _ in range(size - 1):
                 yield 0.0
+
+
+def _fixed_batches(rng: np.random.Generator, rate: float, size: int) -> Iterator[float]:
+    """Batches of exactly ``size`` jobs at the times of a Poisson process of rate rate/size."""
+    for gap in _exponential(rng, size / rate):
+        yield gap
+        for _ in range(size - 1):
+            yield 0.0
 
 
 def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:

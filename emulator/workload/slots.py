@@ -20,7 +20,7 @@ DENOMINATOR = 1_000_000  # deterministic arrivals per slot: a fraction with at m
 
 
 def arrival_counts(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float = 2.0,
-                   switch_rate: float = 0.1, mean_batch: float = 2.0) -> Iterator[int]:
+                   switch_rate: float = 0.1, mean_batch: float = 2.0, batch: str = "geometric") -> Iterator[int]:
     """Arrivals per slot, an endless iterator, with mean ``rate`` (λN).
 
     Parameters
@@ -28,7 +28,8 @@ def arrival_counts(kind: str, rate: float, rng: np.random.Generator, *, burstine
     kind : str
         ``poisson``: Poisson(rate) per slot. ``batch_poisson``: a Poisson number of
         batches (mean rate/mean_batch) of geometric size (mean ``mean_batch``):
-        variance rate (2 mean_batch - 1). ``mmpp2``: Poisson with mean b rate (high
+        variance rate (2 mean_batch - 1); with ``batch: deterministic`` every batch has
+        mean_batch jobs: variance rate mean_batch. ``mmpp2``: Poisson with mean b rate (high
         state) or rate/b (low); at each boundary the high state is left with
         probability (b+1) switch_rate and the low one with (b+1) switch_rate / b,
         so a fraction 1/(b+1) of slots is high, as in continuous time.
@@ -44,6 +45,9 @@ def arrival_counts(kind: str, rate: float, rng: np.random.Generator, *, burstine
     if kind == "poisson":
         return itertools.chain.from_iterable(iter(lambda: rng.poisson(rate, BATCH).tolist(), None))
     if kind == "batch_poisson":
+        if batch == "deterministic":
+            size = int(mean_batch)
+            return (size * count for count in arrival_counts("poisson", rate / size, rng))
         return _batch_poisson(rng, rate, mean_batch)
     if kind == "mmpp2":
         return _mmpp2(rng, rate, burstiness, switch_rate)

@@ -16,7 +16,9 @@ policy (each policy's kernel is built with its own hooks: `emulator.compiled.bui
 
 - ``replied(P, Q, counts, length, rng, ubuf, iv, T, ask) -> (server, via_list)``: with
   latency, the last reply of one of its asks is in (`network`); a server >= 0 is
-  where the job the ask holds goes (-1: none, or the policy asked again);
+  where the job the ask holds goes (-1: none, or the policy asked again). A policy that places whole
+  batches (``Description.whole``) gets each job of a complete batch here, with ``ask`` -1 (zero latency:
+  its ask's replies are in at once; ``iv[I_BATCH]`` the batch's size, ``iv[I_BATCH_AT]`` its jobs placed);
 - ``deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)``: with latency,
   one of its own messages (``what`` >= `state.POLICY_MESSAGE`) arrives;
 - ``on_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, jobs, via_list) -> handled``:
