@@ -13,6 +13,8 @@ random routing            Poisson arrivals, FIFO, equal speeds, no        M/M/1 
 SQ(d), d >= 2             as above, exponential service, zero latency     mean field, N → ∞
 threshold model           as SQ(d)                                        mean field, N → ∞
 JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
+least work, d < N         as SQ(d) (LL(d), Hellemans and Van Houdt)       mean field, N → ∞
+least work, d = N         as SQ(d): the central M/M/N queue (LWL)         M/M/N (Erlang C), exact
 every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
                           capacity (the central queue; any latency)
 pools: random             Poisson arrivals, capacity B, equal speeds,     Erlang B, exact
@@ -121,7 +123,7 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     law = scenario.workload.service.law()
     found: dict[str, Reference] = {}
     d = params.get("d")
-    if name == "random" or (name == "sqd" and d == 1):
+    if name == "random" or (name in ("sqd", "least_work") and d == 1):
         if math.isfinite(law.scv):
             label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
             found["mean_response"] = Reference(theory.mg1_response(load, 1.0, law.scv), label)
@@ -132,6 +134,10 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
         found["mean_response"] = Reference(theory.sqd_response(load, d), MEAN_FIELD)
     elif name == "threshold" and isinstance(d, int):
         found["mean_response"], found["messages_per_job"] = _threshold(load, d, params["threshold"])
+    elif name == "least_work" and d == scenario.system.servers:  # LWL: the central FCFS queue, exactly
+        found["mean_response"] = Reference(theory.mmn_response(d, load), "M/M/N (Erlang C), exact")
+    elif name == "least_work" and isinstance(d, int):
+        found["mean_response"] = Reference(theory.least_loaded_response(load, d), MEAN_FIELD)
     elif name == "jiq" and scenario.system.dispatchers == 1:
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)

@@ -26,6 +26,8 @@ Contents
     `jiq_response`, `jiq_messages`.
     Threshold model (Mitzenmacher): `threshold_tail`, `threshold_response`,
     `threshold_probes`, `threshold_fixed_point`, `threshold_metrics`.
+`analysis.theory.least_loaded`: LL(d), the least unfinished work of d servers (Hellemans, Van Houdt)
+    `least_loaded_tail`, `least_loaded_response`, `least_loaded_response_ode` (its check).
 `analysis.theory.pools`: server pools (Mukherjee, Borst, van Leeuwaarden, Whiting)
     `jsq_pool_fluid`, `jsqd_pool_tail`, `pool_blocking`.
 `analysis.theory.slotted`: slotted time (Zhou et al.)
@@ -38,6 +40,7 @@ Contents
 from __future__ import annotations
 
 from .chains import exact_supermarket
+from .least_loaded import least_loaded_response, least_loaded_response_ode, least_loaded_tail
 from .mean_field import (
     jiq_messages,
     jiq_response,
@@ -71,6 +74,9 @@ __all__ = [
     "jiq_response",
     "jsq_pool_fluid",
     "jsqd_pool_tail",
+    "least_loaded_response",
+    "least_loaded_response_ode",
+    "least_loaded_tail",
     "md1_response",
     "mg1_response",
     "mm1_response",

@@ -23,6 +23,7 @@ from .jiq import JIQPolicy
 from .jsq import JSQPolicy
 from .jsq_push import JSQPushPolicy
 from .jsq_sparse import JSQSparsePolicy
+from .least_work import LeastWorkPolicy
 from .lsq import LSQPolicy
 from .random import RandomPolicy
 from .round_robin import RoundRobinPolicy
@@ -42,6 +43,7 @@ REGISTRY: dict[str, type[Policy]] = {
     "jsq_sparse": JSQSparsePolicy,
     "lsq": LSQPolicy,
     "sqd_memory": SQDMemoryPolicy,
+    "least_work": LeastWorkPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)
