@@ -26,6 +26,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "jsq_sparse": {"period": 1.0},
     "lsq": {"d": 2},
     "sqd_memory": {"d": 2, "m": 1},
+    "least_work": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -177,6 +178,12 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_push_pool_d5": {"policy": "jsq_push", "dispatchers": 5, "discipline": "pool", "capacity": 4,
                          "servers": 5, "load": 0.9},
     "lsq_d1_d5_heavy": {"policy": "lsq", "d": 1, "dispatchers": 5, "load": 0.98},
+    "least_work_lwl": {"policy": "least_work", "d": "N"},  # every server, in id order, no draw
+    "least_work_d3": {"policy": "least_work", "d": 3},
+    "least_work_d8": {"policy": "least_work", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "least_work_lwl_pool_speeds": {"policy": "least_work", "d": "N", "discipline": "pool", "capacity": 3,
+                                   "speeds": {"kind": "lognormal", "scv": 0.5}, "load": 1.5},
+    "least_work_lwl_deterministic": {"policy": "least_work", "d": "N", "service": "deterministic"},  # ties
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

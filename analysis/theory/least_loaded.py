@@ -41,8 +41,8 @@ def least_loaded_tail(lam: float, d: int, w: float | np.ndarray) -> float | np.n
     --------
     >>> float(least_loaded_tail(0.9, 2, 0.0))  # the fraction of busy servers is the load
     0.9
-    >>> round(float(least_loaded_tail(0.5, 1, 2.0)), 12) == round(0.5 * np.exp(-1.0), 12)  # M/M/1
-    True
+    >>> round(float(least_loaded_tail(0.5, 1, 2.0)), 12)  # M/M/1: lam e^(-(1 - lam) w) = e^(-1) / 2
+    0.183939720586
     """
     check_load(lam)
     _check_d(d)
@@ -63,8 +63,8 @@ def least_loaded_response(lam: float, d: int) -> float:
 
     Examples
     --------
-    >>> round(least_loaded_response(0.9, 2), 12) == round(-np.log(1 - 0.81) / 0.81, 12)
-    True
+    >>> round(least_loaded_response(0.9, 2), 11)  # -log(1 - 0.81) / 0.81 = 2.0502854405205...
+    2.05028544052
     >>> round(least_loaded_response(0.9, 1), 10)
     10.0
     >>> [round(least_loaded_response(0.9, d), 4) for d in (2, 3, 5)]

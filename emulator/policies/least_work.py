@@ -46,6 +46,7 @@ class LeastWorkPolicy(Policy):
     name = "least_work"
     Config = LeastWorkConfig
     messages = "2d per job (d query + d reply, each reply the server's unfinished work)"
+    compiled = "emulator.compiled.policies.least_work"
 
     @classmethod
     def label(cls, config: LeastWorkConfig) -> str:
