@@ -489,7 +489,8 @@ from emulator.compiled import COMPILED
 cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, "period": 2.0},
          "threshold": {"d": 9}, "random": {}, "round_robin": {"dispatchers": 2},
          "jsq_push": {"dispatchers": 2}, "jsq_sparse": {"feedback": "asynchronous", "rate": 0.5},
-         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2}}
+         "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2},
+         "least_work": {"d": 3}}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}
 for name, options in cases.items():
