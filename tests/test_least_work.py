@@ -226,3 +226,17 @@ def test_least_work_left_matches_erlang_c() -> None:
     rows = replicate(630, 8, policy="least_work", d="N", servers=20, load=0.9, jobs=1_000_000,
                      warmup_jobs=100_000, engine="compiled")
     check("LWL N=20 load 0.9", column(rows, "mean_response"), theory.mmn_response(20, 0.9))
+
+
+def test_theory_rows_name_the_mean_field_and_the_central_queue() -> None:
+    from analysis.references import references
+
+    scenario = emulator.Scenario.from_dict({"system": {"servers": 50}, "workload": {"load": 0.9},
+                                            "policies": [{"name": "least_work", "d": 2},
+                                                         {"name": "least_work", "d": "N"},
+                                                         {"name": "least_work", "d": 1}]})
+    point = scenario.points()[0]
+    ll2, lwl, one = (references(point, policy)["mean_response"] for policy in point.policies)
+    assert (ll2.value, ll2.label) == (theory.least_loaded_response(0.9, 2), "mean field, N → ∞")
+    assert (lwl.value, lwl.label) == (theory.mmn_response(50, 0.9), "M/M/N (Erlang C), exact")
+    assert (one.value, one.label) == (theory.mm1_response(0.9), "M/M/1, exact")
