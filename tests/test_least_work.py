@@ -23,6 +23,7 @@ import analysis.theory as theory
 import emulator
 from emulator.contract import POISSON
 from emulator.errors import ScenarioError
+from emulator.policies import least_work
 from emulator.policies.least_work import LeastWorkConfig, LeastWorkPolicy
 
 
@@ -119,31 +120,24 @@ def test_messages_are_d_queries_and_d_replies_per_job(options: dict[str, Any]) -
     assert row["messages_per_job"] == 2 * per
 
 
-def test_with_latency_each_reply_is_the_work_when_its_query_arrives() -> None:
-    # Every ask queries d distinct servers and gets d answers: each the target's unfinished work at
-    # the query's arrival (recorded there), and the job goes to the least of them.
+def test_with_latency_each_reply_is_the_work_when_its_query_arrives(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every ask queries d distinct servers and gets d answers, each the target's unfinished work
+    # computed when its query arrived (recorded there, with the time); and every ask sends its job.
     trace = traced({"name": "least_work", "d": 3}, servers=6, jobs=2000, warmup=0, seed=11, load=0.9,
                    latency={"kind": "exponential", "mean": 0.2}, **POISSON)
-    answered: list[float] = []
-    work = LeastWorkPolicy.__module__
-    import emulator.policies.least_work as module
-    assert module.__name__ == work
-    original = module.unfinished_work
+    answered: dict[float, float] = {}
+    original = least_work.unfinished_work
 
     def recording(server: Any) -> float:
-        answered.append(original(server))
-        return answered[-1]
-    module.unfinished_work = recording
-    try:
-        trace.run()
-    finally:
-        module.unfinished_work = original
+        answered.setdefault(original(server), trace.model.env.now)  # (0.0, idle, recurs)
+        return original(server)
+    monkeypatch.setattr(least_work, "unfinished_work", recording)
+    trace.run()
     assert len(trace.asks) > 1500
-    for _, targets, replies in trace.asks:
+    for decided, targets, replies in trace.asks:
         assert len(set(targets)) == 3 and len(replies) == 3
-        assert all(reply in answered for reply in replies)
-    chosen = {job_id: sid for _, _, job_id, sid, _ in trace.sent}
-    assert len(chosen) == len(trace.asks)
+        assert all(answered[reply] < decided for reply in replies)  # asked on arrival, before the decision
+    assert len({job_id for _, _, job_id, _, _ in trace.sent}) == len(trace.asks)
 
 
 def _point(discipline: str = "fifo", time: str = "continuous", failures: Any = None, servers: int = 4) -> Any:
