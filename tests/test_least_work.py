@@ -201,14 +201,14 @@ def test_ll2_converges_to_its_mean_field() -> None:
     A mean field's error at finite N is O(1/N) (measured here: N (E_N - E) stays near 0.6 at
     load 0.7 and 3.7 at 0.9 from N = 100 to 600), so ``(3 E_300 - E_100) / 2`` estimates the
     limit with an error of o(1/N); its interval comes from the replications' pairs. On the
-    compiled engine, whose rows are SimPy's (the equivalence cases ``least_work*``): 1,000,000
-    jobs a replication, about 0.8 s each. Two intervals (Bonferroni).
+    compiled engine, whose rows are SimPy's (the equivalence cases ``least_work*``): 400,000
+    jobs a replication, about 0.3 s each. Two intervals (Bonferroni).
     """
     for lam in (0.7, 0.9):
-        small = replicate(610, 8, policy="least_work", d=2, servers=100, load=lam, jobs=1_000_000,
-                          warmup_jobs=100_000, engine="compiled")
-        large = replicate(620, 8, policy="least_work", d=2, servers=300, load=lam, jobs=1_000_000,
-                          warmup_jobs=100_000, engine="compiled")
+        small = replicate(610, 8, policy="least_work", d=2, servers=100, load=lam, jobs=400_000,
+                          warmup_jobs=40_000, engine="compiled")
+        large = replicate(620, 8, policy="least_work", d=2, servers=300, load=lam, jobs=400_000,
+                          warmup_jobs=40_000, engine="compiled")
         limit = [(3 * b["mean_response"] - a["mean_response"]) / 2 for a, b in zip(small, large, strict=True)]
         check(f"LL(2) load {lam}, N -> inf", interval(limit, 2), theory.least_loaded_response(lam, 2))
         assert column(large, "messages_per_job").mean == 4.0
@@ -217,8 +217,8 @@ def test_ll2_converges_to_its_mean_field() -> None:
 @pytest.mark.slow
 def test_least_work_left_matches_erlang_c() -> None:
     """LWL (d = N) at N = 20, load 0.9: the M/M/N queue, exactly (no systematic term)."""
-    rows = replicate(630, 8, policy="least_work", d="N", servers=20, load=0.9, jobs=1_000_000,
-                     warmup_jobs=100_000, engine="compiled")
+    rows = replicate(630, 8, policy="least_work", d="N", servers=20, load=0.9, jobs=400_000,
+                     warmup_jobs=40_000, engine="compiled")
     check("LWL N=20 load 0.9", column(rows, "mean_response"), theory.mmn_response(20, 0.9))
 
 
