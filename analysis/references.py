@@ -15,6 +15,8 @@ threshold model           as SQ(d)                                        mean f
 JIQ with memory A         as SQ(d), one dispatcher                        mean field, N → ∞
 late binding, d = 1       as random routing                               M/M/1 or M/G/1, exact
 late binding, d = N       as SQ(d)                                        M/M/N (Erlang C), exact
+least work, d < N         as SQ(d) (LL(d), Hellemans and Van Houdt)       mean field, N → ∞
+least work, d = N         as SQ(d): the central M/M/N queue (LWL)         M/M/N (Erlang C), exact
 every policy              Poisson, exponential, FIFO, equal speeds, no    M/M/N (Erlang C) lower bound
                           capacity (the central queue; any latency)
 PS: random                Poisson arrivals, PS, equal speeds, no          M/G/1-PS, exact (any
@@ -139,7 +141,7 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
         return found
     if name == "late_binding" and isinstance(d, int):
         return _late_binding(scenario, law.scv, load, d)
-    if name == "random" or (name in ("sqd", "redundancy") and d == 1):  # one copy: random routing
+    if name == "random" or (name in ("sqd", "redundancy", "least_work") and d == 1):  # one copy: random routing
         if math.isfinite(law.scv):
             label = "M/M/1, exact" if law.scv == 1.0 and _exponential(scenario) else "M/G/1, exact"
             found["mean_response"] = Reference(theory.mg1_response(load, 1.0, law.scv), label)
@@ -153,6 +155,10 @@ def _fifo(scenario: Any, load: float, name: str, params: dict[str, Any]) -> dict
     elif name == "redundancy" and isinstance(d, int) and params["cancel"] == "completion" \
             and params["copies"] == "independent":
         found["mean_response"] = Reference(theory.redundancy_response(load, d), MEAN_FIELD)
+    elif name == "least_work" and d == scenario.system.servers:  # LWL: the central FCFS queue, exactly
+        found["mean_response"] = Reference(theory.mmn_response(d, load), "M/M/N (Erlang C), exact")
+    elif name == "least_work" and isinstance(d, int):
+        found["mean_response"] = Reference(theory.least_loaded_response(load, d), MEAN_FIELD)
     elif name == "jiq" and scenario.system.dispatchers == 1:
         memory = params.get("memory")
         found["mean_response"] = Reference(theory.jiq_response(load, memory), MEAN_FIELD)

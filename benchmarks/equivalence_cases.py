@@ -31,6 +31,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "sed": {},
     "lor": {},
     "batch_sqd": {"d": 2},
+    "least_work": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -227,6 +228,12 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
                            "arrivals": {"kind": "batch_poisson", "mean_batch": 4, "batch": "deterministic"}},
     "batch_sqd_all": {"policy": "batch_sqd", "d": 20, "fill": "water",  # dk >= N: every server asked
                       "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}},
+    "least_work_lwl": {"policy": "least_work", "d": "N"},  # every server, in id order, no draw
+    "least_work_d3": {"policy": "least_work", "d": 3},
+    "least_work_d8": {"policy": "least_work", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "least_work_lwl_pool_speeds": {"policy": "least_work", "d": "N", "discipline": "pool", "capacity": 3,
+                                   "speeds": {"kind": "lognormal", "scv": 0.5}, "load": 1.5},
+    "least_work_lwl_deterministic": {"policy": "least_work", "d": "N", "service": "deterministic"},  # ties
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

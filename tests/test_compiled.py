@@ -498,7 +498,8 @@ cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, 
          "lsq": {"d": 3}, "sqd_memory": {"d": 2, "m": 3, "dispatchers": 2},
          "persistent_idle": {"dispatchers": 2}, "lor": {"d": 3, "dispatchers": 2, "capacity": 3},
          "sed": {"ties": "fastest", "speeds": [1.0, 2.0] * 5},
-         "batch_sqd": {"d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}}}
+         "batch_sqd": {"d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
+         "least_work": {"d": 3}}
 cases["late_binding"] = {"d": 3, "dispatchers": 2}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}

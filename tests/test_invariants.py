@@ -69,7 +69,8 @@ def test_exact_messages_per_job(policy: dict[str, Any], per_job: int, dispatcher
     assert row["messages_per_server_time"] == pytest.approx(per_job * 2000 / (6 * row["sim_time"]))
 
 
-@pytest.mark.parametrize("policy, per_job", [({"name": "jsq"}, 5), ({"name": "sqd", "d": 2}, 2)])
+@pytest.mark.parametrize("policy, per_job", [({"name": "jsq"}, 5), ({"name": "sqd", "d": 2}, 2),
+                                             ({"name": "least_work", "d": 3}, 3)])
 def test_messages_with_latency_counted_when_sent(policy: dict[str, Any], per_job: int) -> None:
     # With latency L the queries still leave when the job arrives: exactly N (or d) per job in
     # the window. A query is answered when it arrives, so each job's replies are sent at
@@ -175,7 +176,7 @@ def small_scenarios(draw: Any) -> dict[str, Any]:
         policy["d"] = draw(st.integers(1, 4 if replace else servers))
         if name != "jbt":
             policy["replace"] = replace
-    if name in ("lsq", "sqd_memory", "batch_sqd"):
+    if name in ("lsq", "sqd_memory", "batch_sqd", "least_work"):
         policy["d"] = draw(st.integers(1, servers))
     if name == "sqd_memory":
         policy["m"] = draw(st.integers(0, servers - policy["d"]))

@@ -28,6 +28,8 @@ Contents
     `threshold_probes`, `threshold_fixed_point`, `threshold_metrics`.
 `analysis.theory.batch`: batch sampling (Ying, Srikant, Kang), batches of k jobs to the k shortest of dk
     sampled servers: `batch_tail`, `batch_response`.
+`analysis.theory.least_loaded`: LL(d), the least unfinished work of d servers (Hellemans, Van Houdt)
+    `least_loaded_tail`, `least_loaded_response`, `least_loaded_response_ode` (its check).
 `analysis.theory.pools`: server pools (Mukherjee, Borst, van Leeuwaarden, Whiting)
     `jsq_pool_fluid`, `jsqd_pool_tail`, `pool_blocking`.
 `analysis.theory.slotted`: slotted time (Zhou et al.)
@@ -48,6 +50,7 @@ from __future__ import annotations
 from .batch import batch_response, batch_tail
 from .chains import exact_supermarket
 from .heterogeneous import exact_speeds
+from .least_loaded import least_loaded_response, least_loaded_response_ode, least_loaded_tail
 from .mean_field import (
     jiq_messages,
     jiq_response,
@@ -91,6 +94,9 @@ __all__ = [
     "jiq_response",
     "jsq_pool_fluid",
     "jsqd_pool_tail",
+    "least_loaded_response",
+    "least_loaded_response_ode",
+    "least_loaded_tail",
     "md1_response",
     "mg1_ps_response",
     "mg1_response",

@@ -162,7 +162,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     heap = unmanaged(heap)
     gaps, sizes, split, ubuf, responses = unmanaged(inputs.gaps), unmanaged(inputs.sizes), \
         unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
-    T = view(tools, fv, heap)
+    T = view(tools, fv, heap, j_size)
     msg, asks = T.msg, T.asks
     occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
         unmanaged(observer.totals)
@@ -485,5 +485,6 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                 if length[sid] == 1:  # idle: its service starts now
                     j_start[slot] = now
                     push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
+        iv[I_CURRENT] = slot  # the job that reached sid, for a hook that reads its size
         # One call site per hook: each is inlined, and compiling it twice would cost seconds.
         on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

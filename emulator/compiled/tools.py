@@ -18,7 +18,9 @@ The parts of the toolkit:
   ``rr`` (int64); ``weights`` (the servers' speeds, or one entry when all are equal);
 - scratch for sampling k servers: ``choice``, ``picked``, ``values``;
 - ``ints``: rows of int64 per server, for a policy's own state (rows asked by
-  `Description.int_rows`);
+  `Description.int_rows`); ``floats``: rows of float64 per server (`Description.float_rows`);
+- ``size``: the kernel's job sizes by job slot (``iv[I_CURRENT]`` is the slot of the job being
+  dispatched, and in ``on_arrive`` of the job that reached the server);
 - with latency (`network`): ``latency`` (the latencies to draw, in order), ``msg``
   (the records of messages in flight), ``asks`` with their ``targets`` and
   ``replies`` (rows of `Description.ask_width`) and ``due`` (when the last reply
@@ -46,7 +48,7 @@ Tools = namedtuple("Tools", [
     "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
     "weights", "choice", "picked", "values", "ints",
     "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap", "loss", "expiry",
-    "binding",
+    "binding", "floats", "size",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -76,6 +78,7 @@ class Description:
     rr: bool = False  # a position per dispatcher, starting at k N / D (round robin)
     sample: int = 2  # the largest sample of servers or dispatchers a hook draws
     int_rows: int = 0  # rows of `Tools.ints`
+    float_rows: int = 0  # rows of `Tools.floats`
     ask_width: int = 1  # with latency: the most targets one ask has (N for JSQ, d for SQ(d))
     asks_per_step: int = 1  # with latency: the most asks one step opens (LSQ: d per job)
     messages_per_step: int = 0  # with latency: the most messages one step sends beyond N + D (JSQ-sparse: N D)
@@ -135,6 +138,7 @@ class Toolkit:
         self.picked = np.zeros(k, dtype=np.int64)
         self.values = np.zeros(k, dtype=np.int64)
         self.ints = np.zeros((max(1, description.int_rows), n if description.int_rows else 1), dtype=np.int64)
+        self.floats = np.zeros((max(1, description.float_rows), n if description.float_rows else 1))
         # With latency `network.Pools` replaces these; without, they stay placeholders.
         self.latency = np.zeros(1)
         self.msg = np.zeros((1, 4), dtype=np.int64)
@@ -153,7 +157,8 @@ class Toolkit:
                      self.weights, self.choice, self.picked, self.values, self.ints,
                      self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
                      self.latency, self.latency,  # fv and heap: the kernel's own (`core.view`)
-                     self.loss, self.expiry, self.binding)
+                     self.loss, self.expiry, self.binding, self.floats,
+                     self.latency)  # size: the kernel's own (`core.view`)
 
     # -- message latency (`network`) -----------------------------------------------------------
     def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:

@@ -109,6 +109,9 @@ class FifoServer(FifoQueue):
         super().__init__(env, id, speed, capacity, recorder)
         self.idle = True  # no service under way: the next job to arrive starts its own
         self._departure = Alarm(env, self._depart)
+        # When the last job here will leave: the same float operations as the departures' times,
+        # so ``end - now`` is the work left exactly as the server will do it (`work`).
+        self.end = 0.0
 
     def accept(self, job: Job) -> None:
         if self.capacity is not None and self.length >= self.capacity:
@@ -122,6 +125,7 @@ class FifoServer(FifoQueue):
         self.recorder.enter(now)
         if self.observer is not None:
             self.observer.arrive(self.length, now)
+        self.end = (now if self.idle else self.end) + job.size * self.inv_speed
         if self.idle:  # service starts now, and ends with the departure scheduled here
             self.idle = False
             job.start = now
@@ -149,6 +153,14 @@ class FifoServer(FifoQueue):
         else:
             self.idle = True
 
+    def work(self) -> float:
+        """Unfinished work, in time at this server's speed: the remaining service times of the jobs here.
+
+        The time until its last job leaves if no other came: never negative, and 0 only when idle
+        (or when its last departure is due now).
+        """
+        return self.end - self.env._now if self.length else 0.0
+
 
 class PoolServer(Server):
     """A server pool: every task is served at once at the pool's speed (infinite-server).
@@ -159,6 +171,12 @@ class PoolServer(Server):
     """
 
     discipline = "pool"
+
+    def __init__(self, env: simpy.Environment, id: int, speed: float, capacity: int | None,
+                 recorder: Recorder) -> None:
+        super().__init__(env, id, speed, capacity, recorder)
+        self.ends = 0.0  # the sum of the tasks' completion times, set to 0 exactly whenever the pool empties
+        self.last = 0.0  # the latest completion time of a task here (tasks complete in that order)
 
     def accept(self, job: Job) -> None:
         if self.capacity is not None and self.length >= self.capacity:
@@ -171,19 +189,39 @@ class PoolServer(Server):
         self.recorder.enter(now)
         if self.observer is not None:
             self.observer.arrive(self.length, now)
-        Timeout(self.env, job.size * self.inv_speed).callbacks.append(
+        delay = job.size * self.inv_speed
+        end = now + delay  # the completion's time, as `Timeout` computes it
+        self.ends += end
+        self.last = max(self.last, end)
+        Timeout(self.env, delay).callbacks.append(
             lambda _event: self._complete(job))
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 
     def _complete(self, job: Job) -> None:
         self.length -= 1
+        # The task ends now: its completion time leaves the sum (the whole sum, with no round-off left
+        # over, when the pool empties).
+        self.ends = self.ends - self.env.now if self.length else 0.0
         self.recorder.leave(job, self.env.now)
         if self.observer is not None:
             self.observer.depart(self.length, self.env.now)
         if self.on_depart is not None:
             self.leaving = job
             self.on_depart(self)
+
+    def work(self) -> float:
+        """Unfinished work, in time at this pool's speed: the sum of its tasks' remaining service times.
+
+        The running sum of their completion times less ``length`` times now; its round-off (of
+        order ``length`` ulps of now, since the pool last emptied) can never make the answer less
+        than the longest task's remaining time, which is exact.
+        """
+        if not self.length:
+            return 0.0
+        now = self.env.now
+        return max(self.ends - self.length * now, self.last - now)
+
 
 
 class PsServer(Server):

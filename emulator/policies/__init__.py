@@ -25,6 +25,7 @@ from .jsq import JSQPolicy
 from .jsq_push import JSQPushPolicy
 from .jsq_sparse import JSQSparsePolicy
 from .late_binding import LateBindingPolicy
+from .least_work import LeastWorkPolicy
 from .lor import LORPolicy
 from .lsq import LSQPolicy
 from .persistent_idle import PersistentIdlePolicy
@@ -54,6 +55,7 @@ REGISTRY: dict[str, type[Policy]] = {
     "lor": LORPolicy,
     "sed": SEDPolicy,
     "batch_sqd": BatchSQDPolicy,
+    "least_work": LeastWorkPolicy,
 }
 
 BUILT_IN = frozenset(REGISTRY)
