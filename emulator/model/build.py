@@ -7,10 +7,11 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from heapq import heappush
 from itertools import accumulate
 
 import simpy
-from simpy.events import URGENT
+from simpy.events import NORMAL, URGENT
 
 from ..measure.occupancy import Occupancy, theory_mean
 from ..measure.recorder import Recorder
@@ -218,7 +219,10 @@ class Source:
                 recorder.exhausted()
                 return
             if gap > 0.0:
-                self.alarm.after(gap)
+                # `Alarm.after`, inlined: one call fewer per job.
+                alarm, env = self.alarm, self.env
+                alarm.callbacks = alarm._then  # type: ignore[assignment]
+                heappush(env._queue, (env._now + gap, NORMAL, next(env._eid), alarm))
                 return
 
 
