@@ -79,11 +79,8 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
 @njit(cache=True, inline="always")
 def _reported(P: np.ndarray, iv: np.ndarray, T: Tools, target: int, sid: int) -> None:
     """`_reported`: dispatcher ``target`` lists server ``sid``."""
-    if P[CHAINED]:
-        id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, True, target, sid)
-    else:  # not listed, so in no list: no chain needed (`core.id_add`); count stands in for chain and nodes
-        count = T.count
-        id_add(T.lists, T.lstart, T.lcap, count, count, count, count, iv, False, target, sid)
+    # One call, so one inlined copy; unchained, `id_add` reads no chain (then T.chain has one entry).
+    id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, P[CHAINED] != 0, target, sid)
 
 
 @njit(cache=True, inline="always")
