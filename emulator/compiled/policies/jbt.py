@@ -10,13 +10,12 @@ from numba import njit
 from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
 from ..core import id_add, id_clear, id_clear_chained, list_room, sample
-from ..network import open_ask, query_all, send
+from ..network import open_ask, posted, query_all, send
 from ..state import (
     I_INIT,
     I_UPDATE_R,
     I_UPDATING,
     P_D,
-    P_HELD,
     P_LATENT,
     P_N,
     P_PARAMS,
@@ -69,10 +68,7 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
     if n < r or (n == r and not P[STRICT]):
         listed[sid] = 1
         target = random_dispatcher(P, rng, ubuf, iv)
-        if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
-            send(counts, iv, T, P[P_REPORT], REPORT, target, sid, 0)
-        else:
-            counts[P[P_REPORT]] += 1
+        if not posted(P, counts, iv, T, P[P_REPORT], REPORT, target, sid, 0):
             _reported(P, iv, T, target, sid)
 
 
