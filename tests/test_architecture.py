@@ -176,3 +176,20 @@ def test_test_modules_stand_alone() -> None:
     faults = {str(path.relative_to(ROOT)): found for path in sorted(folder.rglob("*.py"))
               if (found := _test_module_faults(path.read_text(), tests, benchmarks))}
     assert not faults, faults
+
+
+def test_checking_a_scenario_imports_scipy_stats_only_for_a_lognormal_law() -> None:
+    """Importing scipy.stats costs about 0.3 s of CPU: the bounds of a lognormal law need it, no other check."""
+    script = """
+import sys
+from emulator.scenario.reading import load_scenario
+from emulator.scenario.sweep import Scenario
+load_scenario("scenarios/quickstart.yaml").points()
+print("scipy.stats" in sys.modules)
+lognormal = {"kind": "lognormal", "scv": 4.0}
+Scenario.from_dict({"policies": [{"name": "random"}], "workload": {"service": lognormal}}).points()
+print("scipy.stats" in sys.modules)
+"""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "True"], done.stdout

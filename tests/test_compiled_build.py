@@ -5,6 +5,7 @@ Building writes and imports a module; nothing here compiles (numba compiles a ke
 
 from __future__ import annotations
 
+import ast
 import importlib
 import sys
 from pathlib import Path
@@ -87,3 +88,22 @@ def test_a_form_without_dispatch_is_refused_in_one_line(tmp_path: Path, monkeypa
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(AttributeError, match="empty_form: a compiled policy needs a dispatch hook"):
         hooks("empty_form")
+
+
+@pytest.mark.parametrize("template", build.TEMPLATES)
+def test_the_templates_pass_no_constant_to_a_hook(template: str) -> None:
+    """Numba compiles a function once per constant passed to it (a literal type): a hook called with True in one
+    place and False in another, JBT-d's timer not inlined, was compiled twice in every kernel."""
+    tree = ast.parse((Path(build.__file__).parent / f"{template}.py").read_text())
+    constant = [f"line {node.lineno}: {ast.unparse(node)}" for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and ast.unparse(node.func) in HOOKS
+                and any(isinstance(arg, ast.Constant) for arg in node.args)]
+    assert constant == []
+
+
+def test_the_policies_leave_a_messages_way_to_the_transport() -> None:
+    """Whether a policy's message goes out as an event (latency, or held for a later slot) or is delivered now is
+    `network.posted`'s choice, as the SimPy policies leave it to their channel: no compiled policy reads P_HELD."""
+    folder = Path(build.__file__).parent / "policies"
+    reading = [path.name for path in sorted(folder.glob("*.py")) if "P[P_HELD]" in path.read_text()]
+    assert reading == []

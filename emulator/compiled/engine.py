@@ -34,7 +34,7 @@ from ..workload.speeds import draw_speeds
 from ..workload.streams import BATCH, generator
 from . import state as S
 from .arrays import Jobs, OccupancyArrays, fold, measurements
-from .blocks import gap_blocks, law_blocks, size_blocks, uniform_blocks
+from .blocks import gap_blocks, law_blocks, size_blocks, split_blocks, uniform_blocks
 from .cost import AUTO_SECONDS, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
 from .loading import COMPILE_SECONDS, available, features
@@ -132,7 +132,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
 
     gaps = gap_blocks(point, rate, seed)
     sizes = size_blocks(point, seed)
-    split = uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
+    split = split_blocks(seed) if dispatchers > 1 else None
     gap_buf = size_buf = split_buf = np.zeros(1)
 
     budget = 1 << 62 if progress is None else 500_000  # events between progress reports
@@ -284,6 +284,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
     changes nothing. Everything else is set up as for the event kernel.
     """
     from ..workload import slots
+    from ..workload.blocks import slot_arrivals
     from . import slotted as K
     from .build import loop
     from .policies import module, name_of
@@ -338,7 +339,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
         iv[S.I_NLAT] = 1 << 62  # no latency is drawn
 
     arrival = workload.arrivals
-    count_stream = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
+    count_stream = slot_arrivals(arrival, rate, seed)
     mus = [speed / workload.service.mean for speed in server_speeds]  # as `build_model`
     total = scenario.run.total_jobs
     caps_rng = generator(seed, "capacities")
@@ -348,7 +349,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
         sv[K.S_CAP] = -1
     else:
         caps = np.zeros((1, n), dtype=np.int64)
-    split = uniform_blocks(generator(seed, "dispatchers")) if dispatchers > 1 else None
+    split = split_blocks(seed) if dispatchers > 1 else None
     split_buf = np.zeros(1)
     arrivals_buf = np.zeros(1, dtype=np.int64)
     scratch = np.zeros((5, 64), dtype=np.int64)

@@ -196,7 +196,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             push(heap, iv, 0.0 + Q[Q_PERIOD], TIMER)
         iv[I_SRC] = 2
     if iv[I_UPDATING] >= 0:  # a timer step reaches the rest of the servers, then the timer waits again
-        if not timer(P, Q, counts, length, rng, ubuf, iv, T, True):
+        if not timer(P, Q, counts, length, rng, ubuf, iv, T, iv[I_UPDATING] >= 0):  # True; a constant compiles it anew
             return NEED_LISTS
         iv[I_UPDATING] = -1
         push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], TIMER)
@@ -407,7 +407,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                 else:
                     sid = -1
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
-                if not timer(P, Q, counts, length, rng, ubuf, iv, T, False):
+                if not timer(P, Q, counts, length, rng, ubuf, iv, T, iv[I_UPDATING] >= 0):
                     return NEED_LISTS  # it goes on at the next call, before anything else
                 iv[I_UPDATING] = -1
                 push(heap, iv, now + Q[Q_PERIOD], TIMER)

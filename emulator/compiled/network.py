@@ -68,6 +68,7 @@ from .state import (
     I_NLOSS,
     MESSAGE,
     P_ASK_ROOM,
+    P_HELD,
     P_LATENT,
     P_QUERY,
     P_REPLY,
@@ -222,3 +223,16 @@ def ask_lengths(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.nd
     for i in range(n):
         T.values[i] = length[T.picked[i]]
     return True
+
+
+@njit(cache=True, inline="always")
+def posted(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int,
+           c: int) -> bool:
+    """`Channel.send` of a policy's own message: True if it went out as an event (latency, or slotted time
+    holding it for a later slot: the ``deliver`` hook handles it when it arrives), False if it is delivered now:
+    then it is counted here, and the caller delivers it."""
+    if P[P_LATENT] or P[P_HELD]:
+        send(counts, iv, T, kind, what, a, b, c)
+        return True
+    counts[kind] += 1
+    return False

@@ -7,10 +7,11 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from heapq import heappush
 from itertools import accumulate
 
 import simpy
-from simpy.events import URGENT
+from simpy.events import NORMAL, URGENT
 
 from ..measure.occupancy import Occupancy, theory_mean
 from ..measure.recorder import Recorder
@@ -19,9 +20,10 @@ from ..policies import BUILT_IN, REGISTRY
 from ..policies.base import Policy
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
-from ..workload import arrivals, slots
+from ..workload import slots
+from ..workload.blocks import arrival_gaps, dispatcher_split, job_sizes, slot_arrivals
 from ..workload.speeds import draw_speeds
-from ..workload.streams import Uniforms, generator
+from ..workload.streams import Uniforms, generator, values
 from . import guard, policing, slotted
 from .channels import Channel
 from .copies import Copier, CopyServer
@@ -116,25 +118,20 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         policing.watch(dispatchers, channel, servers, policy.name)
 
     arrival = workload.arrivals
-    split = Uniforms(generator(seed, "dispatchers")) if len(dispatchers) > 1 else None
+    split = values(dispatcher_split(seed)).__next__ if len(dispatchers) > 1 else None
     shares = system.dispatcher_shares
     # Unequal shares: the dispatcher whose cumulative share first exceeds the uniform draw.
     bounds = None if shares is None else [*accumulate(shares[:-1]), math.inf]
     if system.time == "slotted":
-        counts = slots.arrival_counts(arrival.kind, rate, generator(seed, "arrivals"),
-                                        **arrival.gap_options())
+        counts = slot_arrivals(arrival, rate, seed)
         mus = [speed / workload.service.mean for speed in speeds]
         caps = slots.capacities(workload.service.kind, mus, generator(seed, "capacities"))
         env.process(slotted.clock(env, counts, caps, servers, busy, dispatchers,  # type: ignore[arg-type]
                                   split, recorder, slot.same_slot, bounds))
         return model
-    gaps = arrivals.gaps(arrival.kind, rate, generator(seed, "arrivals"), **arrival.gap_options())
-    sizes: Iterator[float] = workload.service.law().sampler(generator(seed, "sizes"))
-    if arrival.kind == "trace":
-        trace_sizes = arrivals.read_trace(arrival.path)[1]  # type: ignore[arg-type]
-        if trace_sizes is not None:
-            sizes = iter(trace_sizes.tolist())
-    (BatchSource if model.policy.whole_batches else Source)(env, gaps, sizes, dispatchers, split, recorder, bounds)
+    source = BatchSource if model.policy.whole_batches else Source
+    source(env, values(arrival_gaps(arrival, rate, seed)), values(job_sizes(workload, seed)), dispatchers, split,
+           recorder, bounds)
     return model
 
 
@@ -142,7 +139,8 @@ class Source:
     """The arrival process: draws each job, then hands it to a random dispatcher.
 
     The dispatcher is uniform, or with ``bounds`` (cumulative shares, the last
-    infinite) the first whose bound exceeds one uniform draw of the same stream.
+    infinite) the first whose bound exceeds one uniform draw of the same stream
+    (``split``: its next uniform).
 
     Arrivals stop once the window has closed and every measured job has reached its
     server (or was blocked). From then on no later job can change a measured job's
@@ -157,7 +155,7 @@ class Source:
     """
 
     def __init__(self, env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
-                 dispatchers: list[Dispatcher], split: Uniforms | None,
+                 dispatchers: list[Dispatcher], split: Callable[[], float] | None,
                  recorder: Recorder, bounds: list[float] | None = None) -> None:
         self.env = env
         self.gaps = gaps
@@ -214,16 +212,19 @@ class Source:
             if split is None:
                 target = dispatchers[0]
             elif self.bounds is None:
-                target = dispatchers[split.randrange(len(dispatchers))]
+                target = dispatchers[int(split() * len(dispatchers))]
             else:
-                target = dispatchers[bisect_right(self.bounds, split.random())]
+                target = dispatchers[bisect_right(self.bounds, split())]
             target.receive(job)
             gap = next(gaps, None)
             if gap is None:
                 recorder.exhausted()
                 return
             if gap > 0.0:
-                self.alarm.after(gap)
+                # `Alarm.after`, inlined: one call fewer per job.
+                alarm, env = self.alarm, self.env
+                alarm.callbacks = alarm._then  # type: ignore[assignment]
+                heappush(env._queue, (env._now + gap, NORMAL, next(env._eid), alarm))
                 return
 
 
@@ -271,9 +272,9 @@ class BatchSource(Source):
         if split is None:
             target = dispatchers[0]
         elif self.bounds is None:
-            target = dispatchers[split.randrange(len(dispatchers))]
+            target = dispatchers[int(split() * len(dispatchers))]
         else:
-            target = dispatchers[bisect_right(self.bounds, split.random())]
+            target = dispatchers[bisect_right(self.bounds, split())]
         for job in jobs:
             job.batch = len(jobs)
             target.receive(job)

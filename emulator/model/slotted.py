@@ -37,7 +37,6 @@ from simpy.events import URGENT, Timeout
 
 from ..measure.messages import Kind
 from ..measure.recorder import Recorder
-from ..workload.streams import Uniforms
 from .channels import Channel
 from .dispatcher import Dispatcher
 from .job import Job
@@ -175,7 +174,7 @@ class _Boundary(simpy.Event):
 
 def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int]],
           servers: list[SlottedServer], busy: set[int], dispatchers: list[Dispatcher],
-          split: Uniforms | None, recorder: Recorder, same_slot: bool,
+          split: Callable[[], float] | None, recorder: Recorder, same_slot: bool,
           bounds: list[float] | None = None) -> Generator[simpy.Event, Any, None]:
     """The slot clock process: arrivals of each slot, then its service phase (see the module docstring).
 
@@ -202,9 +201,9 @@ def clock(env: simpy.Environment, counts: Iterator[int], caps: Iterator[list[int
             if split is None:
                 target = single
             elif bounds is None:
-                target = dispatchers[split.randrange(len(dispatchers))]
+                target = dispatchers[int(split() * len(dispatchers))]
             else:  # unequal shares, as in continuous time
-                target = dispatchers[bisect_right(bounds, split.random())]
+                target = dispatchers[bisect_right(bounds, split())]
             if batch:
                 batches.setdefault(target, []).append(job)
             else:

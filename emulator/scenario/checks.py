@@ -127,10 +127,10 @@ def _check_heavy_half(key: str, law: object, jobs: int, draws: str = "run.jobs")
     An scv up to 1 is always accepted, as the hyperexponential's is. ``draws``
     names what counts the draws in the error message.
     """
-    from scipy.stats import norm
-
     if not isinstance(law, LawConfig) or law.kind != "lognormal" or law.scv is None:
         return
+    from scipy.stats import norm  # here: importing scipy.stats costs about 0.3 s of CPU, and few laws need it
+
     p = RARE_JOBS / jobs
     largest = max(1.0, math.expm1(float(norm.isf(p)) ** 2)) if p < 0.5 else 1.0
     if law.scv > largest:

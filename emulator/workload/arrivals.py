@@ -14,7 +14,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .streams import BATCH
+from .distributions import Law
+from .streams import BATCH, Blocks, values
 
 
 def gaps(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float = 2.0,
@@ -49,30 +50,34 @@ def gaps(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float 
     >>> next(g)
     0.25
     """
+    return values(gap_blocks(kind, rate, rng, burstiness=burstiness, switch_rate=switch_rate,
+                             mean_batch=mean_batch, batch=batch, path=path))
+
+
+def gap_blocks(kind: str, rate: float, rng: np.random.Generator, *, burstiness: float = 2.0,
+               switch_rate: float = 0.1, mean_batch: float = 2.0, batch: str = "geometric",
+               path: str | None = None) -> Blocks:
+    """The gaps of `gaps` in blocks (`emulator.workload.streams.Blocks`): both engines' draws.
+
+    A trace is a finite stream. A batch-Poisson block holds the gaps of `BATCH` batches (each
+    batch's gap, then a zero per further job in it), so more than `BATCH` values.
+    """
     if kind == "poisson":
-        return _exponential(rng, 1.0 / rate)
+        mean = 1.0 / rate  # one call for k blocks: exponential draws are taken one after the other
+        return lambda k: rng.exponential(mean, k * BATCH)
     if kind == "deterministic":
-        return itertools.repeat(1.0 / rate)
-    if kind == "mmpp2":
-        return _mmpp2(rng, rate, burstiness, switch_rate)
+        return Law("deterministic", 1.0 / rate).blocks(rng)
     if kind == "batch_poisson":
         if batch == "deterministic":
             return _fixed_batches(rng, rate, int(mean_batch))
-        return _batch_poisson(rng, rate, mean_batch)
+        return lambda k: np.concatenate([_batches(rng, rate, mean_batch) for _ in range(k)])
     if kind == "trace":
         assert path is not None
-        times = read_trace(path)[0]
-        return iter(np.diff(times, prepend=0.0).tolist())
+        return finite(np.diff(read_trace(path)[0], prepend=0.0))
+    if kind == "mmpp2":
+        stream = _mmpp2(rng, rate, burstiness, switch_rate)  # drawn value by value, read in blocks
+        return lambda k: np.fromiter(itertools.islice(stream, k * BATCH), dtype=np.float64)
     raise ValueError(f"unknown arrival process '{kind}'")
-
-
-def _exponential(rng: np.random.Generator, mean: float) -> Iterator[float]:
-    """``rng.exponential(mean, BATCH)`` blocks, each drawn when the previous one is used up.
-
-    A C-level iterator (as `emulator.workload.streams.Uniforms`): its ``next`` resumes no
-    Python frame except to draw a block, where a generator would resume one per gap.
-    """
-    return itertools.chain.from_iterable(iter(lambda: rng.exponential(mean, BATCH).tolist(), None))
 
 
 def _mmpp2(rng: np.random.Generator, rate: float, b: float, cycles: float) -> Iterator[float]:
@@ -80,7 +85,7 @@ def _mmpp2(rng: np.random.Generator, rate: float, b: float, cycles: float) -> It
     leave = ((b + 1.0) * cycles, (b + 1.0) * cycles / b)  # mean sojourns 1/((b+1)c) and b/((b+1)c)
     state = 0 if rng.random() < 1.0 / (b + 1.0) else 1  # start in the stationary law
     pending = 0.0
-    unit = _exponential(rng, 1.0)
+    unit = Law("exponential", 1.0).sampler(rng)
     while True:
         # Race the next arrival against the next switch; memorylessness lets us redraw.
         to_arrival = next(unit) / rates[state]
@@ -93,23 +98,40 @@ def _mmpp2(rng: np.random.Generator, rate: float, b: float, cycles: float) -> It
             state = 1 - state
 
 
-def _batch_poisson(rng: np.random.Generator, rate: float, mean_batch: float) -> Iterator[float]:
-    p = 1.0 / mean_batch
-    while True:
-        batch_gaps = rng.exponential(mean_batch / rate, BATCH).tolist()
-        sizes = rng.geometric(p, BATCH).tolist()
-        for gap, size in zip(batch_gaps, sizes, strict=True):
-            yield gap
-            for _ in range(size - 1):
-                yield 0.0
+def _batches(rng: np.random.Generator, rate: float, mean_batch: float) -> np.ndarray:
+    """One block of batch-Poisson gaps: `BATCH` gaps between batches, then `BATCH` geometric batch sizes."""
+    gaps = rng.exponential(mean_batch / rate, BATCH)
+    sizes = rng.geometric(1.0 / mean_batch, BATCH)
+    out = np.zeros(int(sizes.sum()))
+    out[np.cumsum(sizes) - sizes] = gaps  # each batch: its gap, then a zero per further job in it
+    return out
 
 
-def _fixed_batches(rng: np.random.Generator, rate: float, size: int) -> Iterator[float]:
-    """Batches of exactly ``size`` jobs at the times of a Poisson process of rate rate/size."""
-    for gap in _exponential(rng, size / rate):
-        yield gap
-        for _ in range(size - 1):
-            yield 0.0
+def _fixed_batches(rng: np.random.Generator, rate: float, size: int) -> Blocks:
+    """Batches of exactly ``size`` jobs at the times of a Poisson process of rate rate/size: per block,
+    `BATCH` gaps between batches, each followed by ``size - 1`` zeros."""
+    mean = size / rate
+
+    def draw(k: int) -> np.ndarray:
+        out = np.zeros(k * BATCH * size)
+        out[::size] = rng.exponential(mean, k * BATCH)  # one call for k blocks, as Poisson's
+        return out
+
+    return draw
+
+
+def finite(data: np.ndarray) -> Blocks:
+    """A finite stream: ``data`` in blocks, then empty arrays."""
+    data = np.asarray(data, dtype=np.float64)
+    position = 0
+
+    def draw(k: int) -> np.ndarray:
+        nonlocal position
+        block = data[position:position + k * BATCH]
+        position += len(block)
+        return block
+
+    return draw
 
 
 def read_trace(path: str | Path) -> tuple[np.ndarray, np.ndarray | None]:

@@ -14,14 +14,13 @@ True
 
 from __future__ import annotations
 
-import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
 
-from .streams import BATCH
+from .streams import BATCH, Blocks, values
 
 # Each kind and the shape parameter it takes (None: the mean alone fixes the law).
 SHAPE: dict[str, str | None] = {
@@ -107,10 +106,17 @@ class Law(NamedTuple):
                                      lo, hi))
 
     def sampler(self, rng: np.random.Generator) -> Iterator[float]:
-        """An endless iterator of independent draws from ``rng``."""
+        """An endless iterator of independent draws from ``rng``: its `blocks`, value by value."""
+        return values(self.blocks(rng))
+
+    def blocks(self, rng: np.random.Generator) -> Blocks:
+        """Independent draws from ``rng`` in blocks (`emulator.workload.streams.Blocks`): both engines' draws."""
         if self.kind == "deterministic":
-            return itertools.repeat(float(self.mean))
-        return _batched(self._draw, rng)
+            block = np.full(BATCH, float(self.mean))
+            return lambda k: block if k == 1 else np.tile(block, k)
+        if self.kind == "exponential":  # one call for k blocks: exponential draws are taken one after the other
+            return lambda k: rng.exponential(self.mean, k * BATCH)
+        return lambda k: np.concatenate([self._draw(rng, BATCH) for _ in range(k)])
 
     def _draw(self, rng: np.random.Generator, n: int) -> np.ndarray:
         m, kind = self.mean, self.kind
@@ -134,12 +140,3 @@ class Law(NamedTuple):
             return m * (a - 1.0) / a * (1.0 + rng.pareto(a, n))
         raise ValueError(f"unknown law '{kind}'")
 
-
-def _batched(draw: Callable[[np.random.Generator, int], np.ndarray],
-             rng: np.random.Generator) -> Iterator[float]:
-    """``draw(rng, BATCH)`` blocks, one after the other, each drawn when the previous one is used up.
-
-    A C-level iterator (as `emulator.workload.streams.Uniforms`): its ``next`` resumes no
-    Python frame except to draw a block, where a generator would resume one per value.
-    """
-    return itertools.chain.from_iterable(iter(lambda: draw(rng, BATCH).tolist(), None))

@@ -10,12 +10,37 @@ seed every policy faces exactly the same jobs (common random numbers).
 from __future__ import annotations
 
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from itertools import chain
 
 import numpy as np
 
 BATCH = 4096
+"""Draws per block of every stream: the SimPy engine draws one block at a time, the compiled engine several."""
+
+Blocks = Callable[[int], np.ndarray]
+"""A stream's blocks: ``draw(k)`` returns its next ``k`` blocks of `BATCH` draws as one array.
+
+Both engines read a stream through its `Blocks`, the SimPy engine one block at a time
+(`values`), the compiled engine several (`emulator.compiled.blocks`): the same floats in
+the same order, since a stream is consumed in order and by nothing else. A finite stream
+(a trace) returns fewer values once it runs out, then empty arrays; a batch-Poisson block
+holds more (`emulator.workload.arrivals.gap_blocks`).
+"""
+
+
+def values(draw: Blocks) -> Iterator[float]:
+    """A stream's draws one by one, a block drawn when the previous one is used up; it ends where the stream does.
+
+    A C-level iterator: its ``next`` runs no Python code except to draw a block, where a
+    generator would resume a Python frame per value.
+    """
+    return chain.from_iterable(iter(lambda: draw(1).tolist(), []))
+
+
+def uniform_blocks(rng: np.random.Generator) -> Blocks:
+    """U(0,1) draws. One call for ``k`` blocks: ``rng.random`` takes its draws one after the other."""
+    return lambda k: rng.random(k * BATCH)
 
 
 def replication_seed(root: int, replication: int) -> int:
@@ -49,11 +74,7 @@ class Uniforms:
 
     def __init__(self, rng: np.random.Generator) -> None:
         self._rng = rng
-        # The draws, batch after batch, as one C-level iterator: next() on it runs no
-        # Python code except to draw a new batch, where a generator would resume a
-        # Python frame per draw. It draws exactly what ``yield from rng.random(BATCH)``
-        # in a loop would, in the same order and at the same moments.
-        self._it = chain.from_iterable(iter(lambda: rng.random(BATCH).tolist(), None))
+        self._it = values(uniform_blocks(rng))
         # `random` is that iterator's own __next__, so a policy's hot path calls C directly.
         self.random = self._it.__next__
 

@@ -63,18 +63,14 @@ def list_dispatch(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T
                   chained: bool, weighted: bool, top: float) -> tuple[int, bool]:
     """`ListPolicy.dispatch`: an id taken from the dispatcher's list (by speed if ``weighted``), else uniform."""
     listed = T.count[dispatcher]
-    if listed > 0:
-        if not weighted:
-            i = int(uniform(rng, ubuf, iv) * listed)
-            return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained,
-                           dispatcher, i), True
+    if listed == 0:
+        return int(uniform(rng, ubuf, iv) * P[P_N]), False
+    i = int(uniform(rng, ubuf, iv) * listed)
+    if weighted:  # IdList.take_weighted: rejection sampling
         base = T.lstart[dispatcher]
-        while True:  # IdList.take_weighted: rejection sampling
+        while not uniform(rng, ubuf, iv) * top < T.weights[T.lists[base + i]]:
             i = int(uniform(rng, ubuf, iv) * listed)
-            if uniform(rng, ubuf, iv) * top < T.weights[T.lists[base + i]]:
-                return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained,
-                               dispatcher, i), True
-    return int(uniform(rng, ubuf, iv) * P[P_N]), False
+    return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained, dispatcher, i), True
 
 
 # -- the hooks of a policy that has none --------------------------------------------------------

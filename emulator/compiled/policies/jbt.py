@@ -10,13 +10,12 @@ from numba import njit
 from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
 from ..core import id_add, id_clear, id_clear_chained, list_room, sample
-from ..network import open_ask, query_all, send
+from ..network import open_ask, posted, query_all, send
 from ..state import (
     I_INIT,
     I_UPDATE_R,
     I_UPDATING,
     P_D,
-    P_HELD,
     P_LATENT,
     P_N,
     P_PARAMS,
@@ -69,21 +68,15 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
     if n < r or (n == r and not P[STRICT]):
         listed[sid] = 1
         target = random_dispatcher(P, rng, ubuf, iv)
-        if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
-            send(counts, iv, T, P[P_REPORT], REPORT, target, sid, 0)
-        else:
-            counts[P[P_REPORT]] += 1
+        if not posted(P, counts, iv, T, P[P_REPORT], REPORT, target, sid, 0):
             _reported(P, iv, T, target, sid)
 
 
 @njit(cache=True, inline="always")
 def _reported(P: np.ndarray, iv: np.ndarray, T: Tools, target: int, sid: int) -> None:
     """`_reported`: dispatcher ``target`` lists server ``sid``."""
-    if P[CHAINED]:
-        id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, True, target, sid)
-    else:  # not listed, so in no list: no chain needed (`core.id_add`); count stands in for chain and nodes
-        count = T.count
-        id_add(T.lists, T.lstart, T.lcap, count, count, count, count, iv, False, target, sid)
+    # One call, so one inlined copy; unchained, `id_add` reads no chain (then T.chain has one entry).
+    id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, P[CHAINED] != 0, target, sid)
 
 
 @njit(cache=True, inline="always")

@@ -9,7 +9,7 @@ from numba import njit
 
 from ...policies.jiq import JIQConfig
 from ..core import id_add, list_room, sample, shortest
-from ..network import open_ask, query_all, send
+from ..network import open_ask, posted, query_all, send
 from ..state import (
     A_TAG,
     I_CHOICE,
@@ -18,7 +18,6 @@ from ..state import (
     I_INIT,
     P_CHOICE_AT_DEPARTURE,
     P_D,
-    P_HELD,
     P_IDLE,
     P_LATENT,
     P_N,
@@ -75,10 +74,7 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
         for j in range(d):
             values[j] = count[picked[j]]
         target = picked[shortest(values, d, rng, ubuf, iv)]
-    if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
-        send(counts, iv, T, P[P_IDLE], IDLE, target, sid, 0)
-    else:
-        counts[P[P_IDLE]] += 1
+    if not posted(P, counts, iv, T, P[P_IDLE], IDLE, target, sid, 0):
         _add(P, T, iv, target, sid)
 
 
