@@ -38,7 +38,7 @@ def user_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("template", build.TEMPLATES)
 def test_a_kernel_binds_its_policys_hooks_and_the_defaults_for_the_rest(template: str) -> None:
-    built = build.loop(template, "emulator.compiled.policies.sqd", (False, False))
+    built = build.loop(template, "emulator.compiled.policies.sqd", (False,) * len(build.FEATURES[template]))
     sqd = importlib.import_module("emulator.compiled.policies.sqd")
     assert built.dispatch is sqd.dispatch and built.replied is sqd.replied
     assert built.on_arrive_batch is common.nothing_on_arrive_batch  # SQ(d) has none
@@ -47,17 +47,17 @@ def test_a_kernel_binds_its_policys_hooks_and_the_defaults_for_the_rest(template
 
 
 def test_each_policy_has_its_own_kernel_module() -> None:
-    sqd = build.loop("kernel", "emulator.compiled.policies.sqd", (False, False))
-    jsq = build.loop("kernel", "emulator.compiled.policies.jsq", (False, False))
+    sqd = build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False))
+    jsq = build.loop("kernel", "emulator.compiled.policies.jsq", (False, False, False))
     assert sqd is not jsq and sqd.simulate is not jsq.simulate
-    assert build.loop("kernel", "emulator.compiled.policies.sqd", (False, False)) is sqd  # built once per process
+    assert build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False)) is sqd  # built once
 
 
 def test_the_copy_keeps_the_templates_line_numbers() -> None:
     """Numba and tracebacks name the template's lines."""
     for template in build.TEMPLATES:
         text = (Path(build.__file__).parent / f"{template}.py").read_text()
-        for features in (None, (False, False), (True, True)):
+        for features in (None, (False,) * len(build.FEATURES[template]), (True,) * len(build.FEATURES[template])):
             built = build.source(template, "emulator.compiled.policies.jsq", features)
             assert len(built.splitlines()) == len(text.splitlines())
 
@@ -65,18 +65,18 @@ def test_the_copy_keeps_the_templates_line_numbers() -> None:
 def test_a_kernel_built_without_a_feature_fixes_its_flag() -> None:
     """Without latency the flag is a constant, so numba drops the message code it guards."""
     assert "    latent = False  # fixed for this kernel" in build.source("kernel", "emulator.compiled.policies.jsq",
-                                                                        (False, False))
+                                                                        (False, False, False))
     assert "    held = True  # fixed for this kernel" in build.source("slotted", "emulator.compiled.policies.jsq",
                                                                       (True, False))
 
 
 def test_a_users_form_gets_a_new_kernel_file_when_its_file_changes(user_form: Path) -> None:
-    first = Path(build.loop("kernel", "mine_compiled", (False, False)).__file__)
+    first = Path(build.loop("kernel", "mine_compiled", (False, False, False)).__file__)
     assert first.exists() and hooks("mine_compiled")[HOOKS.index("dispatch")] is not None
     build.loop.cache_clear()
     user_form.write_text(FORM.format(server=1))
     sys.modules.pop("mine_compiled", None)
-    second = Path(build.loop("kernel", "mine_compiled", (False, False)).__file__)
+    second = Path(build.loop("kernel", "mine_compiled", (False, False, False)).__file__)
     assert second != first and second.exists()
     assert not first.exists()  # the copy built from the old file is removed
 

@@ -44,12 +44,6 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
     scenario = point.scenario
     system = scenario.system
-    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
-        # SimPy delivers each message within its sender's step, and decides an ask there once its
-        # replies are in: the kernel replays that for messages on their way only (`faults`).
-        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
-    if system.failures is not None:
-        return "servers fail (system.failures)"
     if not has_compiled_form(policy.name):
         return f"policy '{policy.name}' has no compiled version"
     parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
@@ -69,6 +63,9 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     unknown = set(policy.params) - module.PARAMS
     if unknown:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
+    problem = _faults_problem(scenario, module)
+    if problem is not None:
+        return problem
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
     if (scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None) and (
@@ -89,6 +86,24 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"arrivals '{scenario.workload.arrivals.kind}'"
     problem = getattr(module, "supports", None)
     return None if problem is None else problem(policy.config, PointView(point))
+
+
+def _faults_problem(scenario: Scenario, module: Any) -> str | None:
+    """Why the kernel cannot run this scenario's faults with this compiled policy, or None.
+
+    Failing servers (`failing`) and lost messages at zero latency run compiled with the
+    policies that send no control message and whose server hooks do nothing (``SILENT``
+    in their compiled form): a down server's messages and hooks, which SimPy holds until
+    it recovers, and messages delivered within their sender's step, each lost or not
+    and an ask decided there once its replies are in, are not in the kernel.
+    """
+    if getattr(module, "SILENT", False):
+        return None
+    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
+        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
+    if scenario.system.failures is not None:
+        return "servers fail (system.failures) under a policy that sends messages"
+    return None
 
 
 _KNOWN_SLOT = {"same_slot", "dispatch", "pull_delay"}

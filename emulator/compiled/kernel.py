@@ -34,6 +34,7 @@ from __future__ import annotations
 
 from numba import njit
 
+from . import failing as failures
 from . import faults, occupancy
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
@@ -128,13 +129,14 @@ from .state import (
 
 
 @njit(cache=True)
-def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer):
+def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer, fail):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`,
     `Jobs`, `Inputs`, `Observer`); ``start`` is true on the first call: replay the
     model's construction and the URGENT process initialisations at time 0. ``tools``
-    is the policy's `tools.Tools`; its hooks are this kernel's (`build`).
+    is the policy's `tools.Tools`; its hooks are this kernel's (`build`). ``fail`` is the failing
+    servers' `failing.Failing` (a placeholder without ``system.failures``).
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
     P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
@@ -166,6 +168,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     latent = P[P_LATENT] != 0  # feature: every message an event (`network`)
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     lists = P[P_LISTS] != 0
+    failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -176,6 +179,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         if not initialise(P, Q, counts, length, rng, ubuf, iv, T):
             return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
         iv[I_INIT] = -1
+        if failing:  # the servers' cycles start before the policy's timer, as their processes do
+            failures.start(heap, iv, fail)
         if P[P_TIMER]:
             push(heap, iv, 0.0 + Q[Q_PERIOD], TIMER)
         iv[I_SRC] = 2
@@ -205,7 +210,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     return NEED_SPLIT
                 if iv[I_FREE] < 0:
                     return NEED_JOBS
-                if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+                if (pool or failing) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
                     return NEED_HEAP
                 if index and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
                     return NEED_LEVELS
@@ -287,7 +292,13 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     continue
             code = int(heap[2])
             kind = code & 3
-            if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
+            if failing:
+                wait = failures.before(heap, iv, fail, code)
+                if wait == failures.SKIP:
+                    continue
+                if wait:
+                    return wait
+            if kind == TIMER and code < 4 and choice_at_timer > 0 and iv[I_CHOICE] == 0:
                 iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
                 return NEED_CHOICE
             if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
@@ -337,7 +348,13 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                                       SERVICE_END + 4 * sid)
                     else:
                         pop(heap, iv)
+                    if failing:
+                        failures.departed(iv, fail, sid, following, j_size[following] * inv_speed[sid * speed_index]
+                                          if following >= 0 else 0.0, now)
                 slot, sid = -1, -1
+            elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
+                failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
+                               inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
                 if not timer(P, Q, counts, length, rng, ubuf, iv, T, False):
                     return NEED_LISTS  # it goes on at the next call, before anything else
@@ -381,6 +398,10 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         blocked = capacity >= 0 and length[sid] >= capacity
         if latent and measured:
             iv[I_ARRIVED] += 1
+        if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
+            j_next[slot] = iv[I_FREE]
+            iv[I_FREE] = slot
+            continue
         if blocked:
             if measured:  # Recorder.block
                 iv[I_BLOCKED] += 1
@@ -409,8 +430,12 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                 else:
                     j_next[tail[sid]] = slot
                 tail[sid] = slot
-                if length[sid] == 1:  # idle: its service starts now
+                if failing:  # an idle server that is up resumes its process at an event now
+                    failures.arrived(heap, iv, fail, sid, head, now)
+                elif length[sid] == 1:  # idle: its service starts now
                     j_start[slot] = now
                     push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
         # One call site per hook: each is inlined, and compiling it twice would cost seconds.
+        if failing and not failures.up(fail, sid):
+            continue  # a down server's hooks wait for its recovery (`failing`: none does anything)
         on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

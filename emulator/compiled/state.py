@@ -25,6 +25,7 @@ NEED_OCCUPANCY = 11  # the occupancy arrays may be too short for the next arriva
 NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: compact or grow them
 NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, messages, asks, heap): refill, grow
 BAD_SERVER = 14  # a policy's compiled form chose a server outside 0 .. N - 1 (iv[I_BAD]), or none
+NEED_PERIODS = 15  # a failing server's up or down periods are used up (iv[I_PERIODS]): refill its row
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -85,7 +86,9 @@ I_HELD = 53  # slotted time's pull_delay (0: none): a held message is due after 
 I_LOSS = 54  # read position in the loss uniforms (`faults`)
 I_NLOSS = 55  # valid uniforms in them (1 << 62 when messages cannot be lost: none is drawn)
 I_BAD = 56  # the server of `BAD_SERVER`
-I_NIV = 57
+I_LOST_JOBS = 57  # measured jobs lost at a failing server (`failing`, Recorder.lost_jobs)
+I_PERIODS = 58  # NEED_PERIODS: the period row to refill, 2 * server + (0 up, 1 down) (`failing`)
+I_NIV = 59
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0

@@ -25,7 +25,7 @@ from ..workload.streams import Uniforms, generator
 from . import guard, policing, slotted
 from .channels import Channel
 from .dispatcher import Dispatcher
-from .failures import FailingFifoServer
+from .failures import FailingFifoServer, periods
 from .job import Job
 from .server import SERVERS, Alarm, Server
 
@@ -87,9 +87,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
                    for i, speed in enumerate(speeds)]
     elif system.failures is not None:  # FIFO in continuous time: the schema refuses the rest
         failures = system.failures
-        servers = [FailingFifoServer(env, i, speed, system.capacity, recorder,
-                                     failures.up.law().sampler(generator(seed, f"up.{i}")),
-                                     failures.down.law().sampler(generator(seed, f"down.{i}")),
+        servers = [FailingFifoServer(env, i, speed, system.capacity, recorder, *periods(failures, seed, i),
                                      failures.on_down == "lose")
                    for i, speed in enumerate(speeds)]
     else:

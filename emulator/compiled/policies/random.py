@@ -27,3 +27,4 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
+SILENT = True  # no control message, hooks that do nothing: servers may fail (`eligibility.supports`)
