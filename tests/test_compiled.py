@@ -113,6 +113,21 @@ def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
     assert sum(value for column, value in old.items() if column.startswith("lost_per_job_")) > 0
 
 
+FAILING_SERVERS = ["random_fail_hold/zero", "round_robin_fail_lose_loss_d3/exp",
+                   "random_fail_lose_capacity_occupancy/zero", "round_robin_fail_hold_deterministic_shares/det"]
+
+
+@pytest.mark.parametrize("key", FAILING_SERVERS)
+def test_failing_servers_give_simpys_rows(key: str) -> None:
+    """With ``system.failures`` (hold and lose, with and without latency) the compiled engine runs a policy
+    that sends no message, and its row is SimPy's, the jobs lost at down servers too."""
+    options = dict(CASES[key])
+    options["jobs"] = 1500
+    lose = options["failures"]["on_down"] == "lose"
+    old, _ = same_row(options)
+    assert (old["lost_fraction"] > 0) == lose
+
+
 MEMORY_WITH_LATENCY = [key for key, kw in CASES.items() if kw["policy"] == "sqd_memory" and kw["latency"]
                        and kw.get("m", 1) > kw.get("d", 2)]
 
