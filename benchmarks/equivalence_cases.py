@@ -185,6 +185,7 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
+SENDING = set(POLICIES) - {"random", "round_robin"}  # the policies that send control messages
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -216,6 +217,12 @@ FAULTS: dict[str, dict[str, Any]] = {
         "policy": "round_robin", **FAILING, "dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2],
         "occupancy": True, "failures": {"up": {"kind": "deterministic", "mean": 10.0},
                                         "down": {"kind": "deterministic", "mean": 0.5}, "on_down": "hold"}},
+    **{f"jiq_fail_{mode}": {"policy": "jiq", **FAILING, "failures": {**FAILURES, "on_down": mode}}
+       for mode in ("hold", "lose")},
+    "jiq_fail_lose_loss_d3": {"policy": "jiq", **FAILING, **LOSS, "dispatchers": 3,
+                              "failures": {**FAILURES, "on_down": "lose"}},
+    "jiq_memory_fail_hold_loss": {"policy": "jiq", "memory": 2, **FAILING, **LOSS,
+                                  "failures": {**FAILURES, "on_down": "hold"}},
     "random_fail_hold_speeds_erlang": {"policy": "random", **FAILING, "servers": 4, "speeds": [1.0, 2.0, 0.8, 1.5],
                                        "load": 0.5, "service": {"kind": "erlang", "k": 3},
                                        "failures": {**FAILURES, "on_down": "hold"}},
@@ -239,9 +246,10 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
                 continue
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
-        # Lost messages with latency (the timeout's ties with deterministic latency); failing servers at any.
+        # Lost messages with latency (the timeout's ties with deterministic latency); failing servers at any
+        # latency, with lost messages at zero latency only under the policies that send none.
         for name, fault in FAULTS.items():
-            if latency is None and "failures" not in fault:  # (lost messages: with latency only)
+            if latency is None and ("failures" not in fault or ("loss" in fault and fault["policy"] in SENDING)):
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

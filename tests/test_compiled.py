@@ -114,7 +114,8 @@ def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
 
 
 FAILING_SERVERS = ["random_fail_hold/zero", "round_robin_fail_lose_loss_d3/exp",
-                   "random_fail_lose_capacity_occupancy/zero", "round_robin_fail_hold_deterministic_shares/det"]
+                   "random_fail_lose_capacity_occupancy/zero", "round_robin_fail_hold_deterministic_shares/det",
+                   "jiq_fail_lose/zero", "jiq_fail_lose_loss_d3/det"]
 
 
 @pytest.mark.parametrize("key", FAILING_SERVERS)
@@ -243,6 +244,11 @@ def test_what_is_not_compiled_runs_on_simpy() -> None:
                                 failures={"up": {"kind": "exponential", "mean": 50.0},
                                           "down": {"kind": "exponential", "mean": 1.0}})
     assert failing["engine"] == "simpy"
+    # JIQ-SQ(d)'s idle servers ask the dispatchers: a down one loses their replies, which the kernel does not replay.
+    asking = emulator.simulate("jiq", d=2, dispatchers=3, servers=4, jobs=200, engine="compiled", timeout=1.0,
+                               failures={"up": {"kind": "exponential", "mean": 50.0},
+                                         "down": {"kind": "exponential", "mean": 1.0}})
+    assert asking["engine"] == "simpy"
     # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
     assert several["engine"] == "compiled"

@@ -63,7 +63,7 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     unknown = set(policy.params) - module.PARAMS
     if unknown:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
-    problem = _faults_problem(scenario, module)
+    problem = _faults_problem(point, policy, module)
     if problem is not None:
         return problem
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
@@ -88,21 +88,25 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     return None if problem is None else problem(policy.config, PointView(point))
 
 
-def _faults_problem(scenario: Scenario, module: Any) -> str | None:
+def _faults_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | None:
     """Why the kernel cannot run this scenario's faults with this compiled policy, or None.
 
-    Failing servers (`failing`) and lost messages at zero latency run compiled with the
-    policies that send no control message and whose server hooks do nothing (``SILENT``
-    in their compiled form): a down server's messages and hooks, which SimPy holds until
-    it recovers, and messages delivered within their sender's step, each lost or not
-    and an ask decided there once its replies are in, are not in the kernel.
+    Lost messages at zero latency run compiled with the policies that send no control
+    message (``SILENT`` in their compiled form): messages delivered within their sender's
+    step, each lost or not, and an ask decided there once its replies are in, are not in
+    the kernel. Failing servers (`failing`) run compiled where the compiled form says its
+    servers may fail (its ``servers_fail``): where no message goes to a server and the
+    arrival hook does nothing, since the kernel replays neither the messages a down server
+    loses nor the arrival hooks SimPy holds until it recovers (it runs the departure hook
+    at recovery, as SimPy does).
     """
-    if getattr(module, "SILENT", False):
-        return None
-    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
+    scenario = point.scenario
+    if scenario.network.loss > 0 and scenario.network.latency.mean == 0 and not getattr(module, "SILENT", False):
         return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
-    if scenario.system.failures is not None:
-        return "servers fail (system.failures) under a policy that sends messages"
+    servers_fail = getattr(module, "servers_fail", None)
+    if scenario.system.failures is not None and (servers_fail is None
+                                                 or not servers_fail(policy.config, PointView(point))):
+        return "servers fail (system.failures) under a policy that sends messages to its servers"
     return None
 
 

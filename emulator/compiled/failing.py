@@ -18,10 +18,13 @@ interrupt SimPy schedules for it changes nothing else, so it is not replayed.
 ``lose``: the jobs present when the server fails, and those that reach it while it
 is down, are lost (`Recorder.lose`).
 
-A down server's policy hooks wait in SimPy until it recovers; the kernel runs failing
-servers only with policies whose hooks do nothing and which send no control message
-(`SILENT` in their compiled form: `eligibility.supports`), so nothing of that is
-replayed here.
+A down server's policy hooks wait in SimPy until it recovers: then it runs the arrival
+hook of each job that reached it while down, and its departure hook once. The kernel
+runs the departure hook at recovery (`event` returns the server, the kernel calls the
+hook, then `resume`); it runs failing servers only under policies whose arrival hook
+does nothing and which send no message to a server (their compiled form's
+``servers_fail``: `eligibility.supports`), so that nothing else SimPy holds or loses
+at a down server is needed here.
 """
 
 from __future__ import annotations
@@ -138,8 +141,11 @@ def before(heap: np.ndarray, iv: np.ndarray, F: Failing, code: int) -> int:
 def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, head: np.ndarray, tail: np.ndarray,
           length: np.ndarray, j_next: np.ndarray, j_measured: np.ndarray, j_size: np.ndarray,
           j_start: np.ndarray, inv_speed: np.ndarray, speed_index: int, occ: bool, occ_count: np.ndarray,
-          occ_lengths: np.ndarray, occ_totals: np.ndarray, arg: int) -> None:
-    """A server's cycle (it fails or recovers) or its wake-up (`WAKE`) at ``fv[F_NOW]``; already popped."""
+          occ_lengths: np.ndarray, occ_totals: np.ndarray, arg: int) -> int:
+    """A server's cycle (it fails or recovers) or its wake-up (`WAKE`) at ``fv[F_NOW]``; already popped.
+
+    Returns the server if it recovers (the kernel then runs its departure hook and `resume`), else -1.
+    """
     now = fv[F_NOW]
     sid = (arg - 1) >> 1
     sv, sf = F.sv, F.sf
@@ -149,7 +155,7 @@ def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, head: np
             _serve(heap, iv, F, sid, head[sid], j_size, j_start, inv_speed[sid * speed_index], now)
         else:
             sv[sid, FLAGS] = flags | WAITING
-        return
+        return -1
     if flags & UP:  # it fails
         flags &= ~UP
         if flags & SERVING:  # the service stops; its end, still in the heap, will be skipped
@@ -170,8 +176,14 @@ def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, head: np
                 iv[I_FREE] = slot
             tail[sid] = -1
         push(heap, iv, now + _period(F, sid, 1), TIMER + 4 * (CYCLE + 2 * sid))
-        return
-    sv[sid, FLAGS] = flags | UP  # it recovers, and wakes its process if it has jobs
+        return -1
+    sv[sid, FLAGS] = flags | UP  # it recovers: the kernel runs its departure hook, then `resume`
+    return sid
+
+
+@njit(cache=True)
+def resume(heap: np.ndarray, iv: np.ndarray, F: Failing, sid: int, head: np.ndarray, now: float) -> None:
+    """After a recovery's hook: the server's process wakes if it has jobs, and its next up period begins."""
     _wake(heap, iv, F, sid, head, now)
     push(heap, iv, now + _period(F, sid, 0), TIMER + 4 * (CYCLE + 2 * sid))
 

@@ -14,6 +14,8 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
 - JBT-d's timer is one event per period, scheduled after each update;
 - with latency, every message is an event (`network`): a job's transfer to its
   server, queries, the last reply of each ask, and the policy's own messages.
+- with failing servers (`failing`), each server's next failure or recovery is an
+  event, and so is the wake-up of an idle server's process when a job reaches it.
 
 The recorder's sums are updated in the same order with the same float operations
 as `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something
@@ -301,7 +303,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             if kind == TIMER and code < 4 and choice_at_timer > 0 and iv[I_CHOICE] == 0:
                 iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
                 return NEED_CHOICE
-            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
+            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END or (failing and kind == TIMER))\
+                    and not list_room(iv, T.lists):
                 return NEED_LISTS  # e.g. a token or a report after the departure
             if choice_at_departure > 0 and iv[I_CHOICE] == 0 and (kind == SERVICE_END or kind == POOL_END):
                 leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
@@ -353,8 +356,11 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                                           if following >= 0 else 0.0, now)
                 slot, sid = -1, -1
             elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
-                failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
-                               inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
+                back = failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
+                                      inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
+                if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
+                    on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
+                    failures.resume(heap, iv, fail, back, head, now)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
                 if not timer(P, Q, counts, length, rng, ubuf, iv, T, False):
                     return NEED_LISTS  # it goes on at the next call, before anything else
