@@ -185,7 +185,8 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
-SENDING = set(POLICIES) - {"random", "round_robin"}  # the policies that send control messages
+# The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -246,10 +247,10 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
                 continue
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
-        # Lost messages with latency (the timeout's ties with deterministic latency); failing servers at any
-        # latency, with lost messages at zero latency only under the policies that send none.
+        # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
+        # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and ("failures" not in fault or ("loss" in fault and fault["policy"] in SENDING)):
+            if latency is None and (fault["policy"] in SENDING or "d" in fault):
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

@@ -101,12 +101,13 @@ def test_every_equivalence_case_is_identical() -> None:
 LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
                  "threshold_loss/det", "jiq_sqd_loss/exp", "jbt_reset_loss_d3/det", "lsq_loss_d3/exp",
                  "sqd_memory_d2_m4_loss_d3/exp", "jsq_push_loss_d3/exp", "jsq_sparse_loss/det",
-                 "threshold_2_63_loss/exp"]
+                 "threshold_2_63_loss/exp", "jiq_loss/zero", "jiq_loss_d3/zero"]
 
 
 @pytest.mark.parametrize("key", LOST_MESSAGES)
 def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
-    """With ``network.loss`` and latency the compiled engine runs the case, and its row is SimPy's, lost counts too."""
+    """With ``network.loss`` (and latency, or JIQ's tokens at zero latency) the compiled engine runs the case, and
+    its row is SimPy's, lost counts too."""
     options = dict(CASES[key])
     options["jobs"] = 1500
     old, _ = same_row(options)

@@ -91,17 +91,20 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
 def _faults_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | None:
     """Why the kernel cannot run this scenario's faults with this compiled policy, or None.
 
-    Lost messages at zero latency run compiled with the policies that send no control
-    message (``SILENT`` in their compiled form): messages delivered within their sender's
-    step, each lost or not, and an ask decided there once its replies are in, are not in
-    the kernel. Failing servers (`failing`) run compiled where the compiled form says its
-    servers may fail (its ``servers_fail``): where no message goes to a server and the
-    arrival hook does nothing, since the kernel replays neither the messages a down server
-    loses nor the arrival hooks SimPy holds until it recovers (it runs the departure hook
-    at recovery, as SimPy does).
+    Lost messages at zero latency run compiled where the compiled form says so (its
+    ``instant_loss``: a policy that sends no ask, whose messages the kernel draws the loss
+    of and delivers at once): an ask decided within its sender's step once its replies
+    are in, or at its timeout, is not in the kernel at zero latency. Failing servers
+    (`failing`) run compiled where the compiled form says its servers may fail (its
+    ``servers_fail``): where no message goes to a server and the arrival hook does
+    nothing, since the kernel replays neither the messages a down server loses nor the
+    arrival hooks SimPy holds until it recovers (it runs the departure hook at recovery,
+    as SimPy does).
     """
     scenario = point.scenario
-    if scenario.network.loss > 0 and scenario.network.latency.mean == 0 and not getattr(module, "SILENT", False):
+    instant_loss = getattr(module, "instant_loss", None)
+    if scenario.network.loss > 0 and scenario.network.latency.mean == 0 and (
+            instant_loss is None or not instant_loss(policy.config, PointView(point))):
         return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
     servers_fail = getattr(module, "servers_fail", None)
     if scenario.system.failures is not None and (servers_fail is None

@@ -173,11 +173,11 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             heap = np.concatenate([heap, np.zeros_like(heap)])
             iv[S.I_HEAP_CAP] = len(heap) // 3
         elif status == S.NEED_NETWORK:
-            assert latencies is not None
-            toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
             if losses is not None:
                 toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
-            heap = _network_room(P, iv, toolkit, heap)
+            if latencies is not None:  # (at zero latency only the loss uniforms: `eligibility._faults_problem`)
+                toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+                heap = _network_room(P, iv, toolkit, heap)
         elif status == S.NEED_PERIODS:
             assert failing is not None
             failing.refill(int(iv[S.I_PERIODS]) // 2, int(iv[S.I_PERIODS]) % 2)

@@ -77,8 +77,10 @@ from .state import (
     I_JOB,
     I_LEVEL_CAP,
     I_LEVELS,
+    I_LOSS,
     I_MAXLEN,
     I_NGAP,
+    I_NLOSS,
     I_NRESP,
     I_NSIZE,
     I_NSPLIT,
@@ -113,6 +115,7 @@ from .state import (
     P_N,
     P_OCCUPANCY,
     P_POOL,
+    P_ROOM,
     P_SHARES,
     P_TIMER,
     P_WARMUP,
@@ -303,9 +306,11 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             if kind == TIMER and code < 4 and choice_at_timer > 0 and iv[I_CHOICE] == 0:
                 iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
                 return NEED_CHOICE
-            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END or (failing and kind == TIMER))\
-                    and not list_room(iv, T.lists):
-                return NEED_LISTS  # e.g. a token or a report after the departure
+            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END or (failing and kind == TIMER)):
+                if not list_room(iv, T.lists):
+                    return NEED_LISTS  # e.g. a token or a report after the departure
+                if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most
+                    return NEED_NETWORK
             if choice_at_departure > 0 and iv[I_CHOICE] == 0 and (kind == SERVICE_END or kind == POOL_END):
                 leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
                 if length[leaving] == 1:  # it will be idle: its token samples dispatchers first thing

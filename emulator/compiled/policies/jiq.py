@@ -9,6 +9,7 @@ from numba import njit
 
 from ...policies.jiq import JIQConfig
 from ..core import id_add, list_room, sample, shortest
+from ..faults import lost
 from ..network import open_ask, query_all, send
 from ..state import (
     A_TAG,
@@ -77,9 +78,10 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
         target = picked[shortest(values, d, rng, ubuf, iv)]
     if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
         send(counts, iv, T, P[P_IDLE], IDLE, target, sid, 0)
-    else:
+    else:  # delivered now, unless lost (zero latency with network.loss: `Channel._post`)
         counts[P[P_IDLE]] += 1
-        _add(P, T, iv, target, sid)
+        if not lost(counts, iv, T, P[P_IDLE]):
+            _add(P, T, iv, target, sid)
 
 
 @njit(cache=True, inline="always")
@@ -148,6 +150,12 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
 
 
 on_arrive, timer = nothing_on_arrive, nothing_timer
+
+
+def instant_loss(config: JIQConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): JIQ-Random's, whose
+    tokens it draws the loss of and delivers at once; not JIQ-SQ(d)'s asks."""
+    return config.d is None or point.dispatchers == 1
 
 
 def servers_fail(config: JIQConfig, point: Any) -> bool:
