@@ -27,10 +27,10 @@ from ..measure.messages import KINDS, Kind
 from ..measure.result import RunResult
 from ..measure.series import Series
 from ..measure.sketch import QuantileSketch
-from ..model.failures import periods
 from ..policies import BUILT_IN
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
+from ..workload.failures import periods
 from ..workload.speeds import draw_speeds
 from ..workload.streams import BATCH, generator
 from . import state as S

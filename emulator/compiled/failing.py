@@ -1,7 +1,7 @@
 """Servers that fail and recover in the compiled event kernel, as `emulator.model.failures.FailingFifoServer` has them.
 
 Each server alternates up and down periods, the first up; its periods are the draws of
-the model's own iterators (`emulator.model.failures.periods`), handed to the kernel in
+the model's own iterators (`emulator.workload.failures.periods`), handed to the kernel in
 rows of ``Failing.periods`` (``[0, sid]`` its up periods, ``[1, sid]`` its down periods),
 refilled by the engine when one runs out (`NEED_PERIODS`). Its up/down cycle is one
 event at a time: a `state.TIMER` event whose argument is ``1 + 2 sid`` (argument 0 is
@@ -76,7 +76,7 @@ def none() -> Failing:
 class Periods:
     """The failing servers' record for one replication, and the refills of its period rows.
 
-    ``streams``: each server's (up, down) iterators, `emulator.model.failures.periods`.
+    ``streams``: each server's (up, down) iterators, `emulator.workload.failures.periods`.
     """
 
     def __init__(self, streams: list[tuple[Iterator[float], Iterator[float]]], lose: bool) -> None:

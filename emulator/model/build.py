@@ -20,12 +20,13 @@ from ..policies.base import Policy
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
 from ..workload import arrivals, slots
+from ..workload.failures import periods
 from ..workload.speeds import draw_speeds
 from ..workload.streams import Uniforms, generator
 from . import guard, policing, slotted
 from .channels import Channel
 from .dispatcher import Dispatcher
-from .failures import FailingFifoServer, periods
+from .failures import FailingFifoServer
 from .job import Job
 from .server import SERVERS, Alarm, Server
 

@@ -27,19 +27,8 @@ import simpy
 from simpy.events import Timeout
 
 from ..measure.recorder import Recorder
-from ..scenario.schema import FailuresConfig
-from ..workload.streams import generator
 from .job import Job
 from .server import FifoQueue
-
-
-def periods(failures: FailuresConfig, seed: int, server: int) -> tuple[Iterator[float], Iterator[float]]:
-    """Server ``server``'s up and down periods: the draws of streams of its own, ``up.<id>`` and ``down.<id>``.
-
-    Both engines read them from here (the compiled one in rows: `emulator.compiled.failing`).
-    """
-    return (failures.up.law().sampler(generator(seed, f"up.{server}")),
-            failures.down.law().sampler(generator(seed, f"down.{server}")))
 
 
 class FailingFifoServer(FifoQueue):
