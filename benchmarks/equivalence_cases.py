@@ -241,6 +241,10 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 # A timeout of twice the deterministic latency ties with a round trip's replies (event ids decide), a
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
+FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
+# The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq"}
+FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
     **{f"{policy}_loss_d3": {"policy": policy, **params, **LOSS, "dispatchers": 3}
@@ -257,6 +261,29 @@ FAULTS: dict[str, dict[str, Any]] = {
     "threshold_2_63_loss": {"policy": "threshold", "d": 3, "threshold": 2**63, **LOSS},
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
+    # Failing servers (`system.failures`), with and without latency: the kernel runs them under the policies
+    # that send no message. Deterministic periods fail every server at once, and with deterministic latency
+    # a transfer may reach a server as it fails or recovers.
+    **{f"{policy}_fail_{mode}": {"policy": policy, **FAILING, "failures": {**FAILURES, "on_down": mode}}
+       for policy in ("random", "round_robin") for mode in ("hold", "lose")},
+    **{f"{policy}_fail_{mode}_loss_d3": {"policy": policy, **FAILING, **LOSS, "dispatchers": 3,
+                                         "failures": {**FAILURES, "on_down": mode}}
+       for policy in ("random", "round_robin") for mode in ("hold", "lose")},
+    "random_fail_lose_capacity_occupancy": {"policy": "random", **FAILING, "capacity": 3, "occupancy": True,
+                                            "failures": {**FAILURES, "on_down": "lose"}},
+    "round_robin_fail_hold_deterministic_shares": {
+        "policy": "round_robin", **FAILING, "dispatchers": 3, "dispatcher_shares": [0.5, 0.3, 0.2],
+        "occupancy": True, "failures": {"up": {"kind": "deterministic", "mean": 10.0},
+                                        "down": {"kind": "deterministic", "mean": 0.5}, "on_down": "hold"}},
+    **{f"jiq_fail_{mode}": {"policy": "jiq", **FAILING, "failures": {**FAILURES, "on_down": mode}}
+       for mode in ("hold", "lose")},
+    "jiq_fail_lose_loss_d3": {"policy": "jiq", **FAILING, **LOSS, "dispatchers": 3,
+                              "failures": {**FAILURES, "on_down": "lose"}},
+    "jiq_memory_fail_hold_loss": {"policy": "jiq", "memory": 2, **FAILING, **LOSS,
+                                  "failures": {**FAILURES, "on_down": "hold"}},
+    "random_fail_hold_speeds_erlang": {"policy": "random", **FAILING, "servers": 4, "speeds": [1.0, 2.0, 0.8, 1.5],
+                                       "load": 0.5, "service": {"kind": "erlang", "k": 3},
+                                       "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 
@@ -277,10 +304,13 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
                 continue
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}
             out[f"{name}/{latency_name}"] = kw
-        if latency is not None:  # lost messages with latency; the timeout's ties with deterministic latency
-            for name, fault in FAULTS.items():
-                out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
-                                                 "latency": latency}
+        # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
+        # under the policies that send no ask, and failing servers.
+        for name, fault in FAULTS.items():
+            if latency is None and (fault["policy"] in SENDING or "d" in fault):
+                continue
+            out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
+                                             "latency": latency}
     if only:
         out = {key: kw for key, kw in out.items() if any(fnmatch.fnmatchcase(key, p) for p in only)}
     return out

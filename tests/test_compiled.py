@@ -105,16 +105,33 @@ def test_every_equivalence_case_is_identical() -> None:
 LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
                  "threshold_loss/det", "jiq_sqd_loss/exp", "jbt_reset_loss_d3/det", "lsq_loss_d3/exp",
                  "sqd_memory_d2_m4_loss_d3/exp", "jsq_push_loss_d3/exp", "jsq_sparse_loss/det",
-                 "threshold_2_63_loss/exp"]
+                 "threshold_2_63_loss/exp", "jiq_loss/zero", "jiq_loss_d3/zero"]
 
 
 @pytest.mark.parametrize("key", LOST_MESSAGES)
 def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
-    """With ``network.loss`` and latency the compiled engine runs the case, and its row is SimPy's, lost counts too."""
+    """With ``network.loss`` (and latency, or JIQ's tokens at zero latency) the compiled engine runs the case, and
+    its row is SimPy's, lost counts too."""
     options = dict(CASES[key])
     options["jobs"] = 1500
     old, _ = same_row(options)
     assert sum(value for column, value in old.items() if column.startswith("lost_per_job_")) > 0
+
+
+FAILING_SERVERS = ["random_fail_hold/zero", "round_robin_fail_lose_loss_d3/exp",
+                   "random_fail_lose_capacity_occupancy/zero", "round_robin_fail_hold_deterministic_shares/det",
+                   "jiq_fail_lose/zero", "jiq_fail_lose_loss_d3/det"]
+
+
+@pytest.mark.parametrize("key", FAILING_SERVERS)
+def test_failing_servers_give_simpys_rows(key: str) -> None:
+    """With ``system.failures`` (hold and lose, with and without latency) the compiled engine runs a policy
+    that sends no message, and its row is SimPy's, the jobs lost at down servers too."""
+    options = dict(CASES[key])
+    options["jobs"] = 1500
+    lose = options["failures"]["on_down"] == "lose"
+    old, _ = same_row(options)
+    assert (old["lost_fraction"] > 0) == lose
 
 
 MEMORY_WITH_LATENCY = [key for key, kw in CASES.items() if kw["policy"] == "sqd_memory" and kw["latency"]
@@ -234,6 +251,11 @@ def test_what_is_not_compiled_runs_on_simpy() -> None:
                                 failures={"up": {"kind": "exponential", "mean": 50.0},
                                           "down": {"kind": "exponential", "mean": 1.0}})
     assert failing["engine"] == "simpy"
+    # JIQ-SQ(d)'s idle servers ask the dispatchers: a down one loses their replies, which the kernel does not replay.
+    asking = emulator.simulate("jiq", d=2, dispatchers=3, servers=4, jobs=200, engine="compiled", timeout=1.0,
+                               failures={"up": {"kind": "exponential", "mean": 50.0},
+                                         "down": {"kind": "exponential", "mean": 1.0}})
+    assert asking["engine"] == "simpy"
     # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
     assert several["engine"] == "compiled"
@@ -303,7 +325,7 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
         return spied
 
     for name in ("jiq", "jbt"):
-        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False, False))
+        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False, False, False))
         monkeypatch.setattr(kernel, "simulate", spy(kernel.simulate))
     many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
     same_row({"policy": "jiq", **many})

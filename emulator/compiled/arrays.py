@@ -33,7 +33,7 @@ def measurements(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarra
                  (float(fv[S.F_T1]), float(fv[S.F_A1]), window[1].tolist())]
     run = point.scenario.run
     return RunResult(point.scenario.system.servers, run.fixed_warmup, run.jobs, snapshots,
-                     finished=int(iv[S.I_FINISHED]), blocked=int(iv[S.I_BLOCKED]), lost_jobs=0,
+                     finished=int(iv[S.I_FINISHED]), blocked=int(iv[S.I_BLOCKED]), lost_jobs=int(iv[S.I_LOST_JOBS]),
                      waited=int(iv[S.I_WAITED]), sum_response=float(fv[S.F_SUM_RESPONSE]),
                      sum_wait=float(fv[S.F_SUM_WAIT]), responses=sketch)
 

@@ -44,12 +44,6 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     """Why the compiled engine cannot run ``policy`` at ``point`` exactly, or None if it can."""
     scenario = point.scenario
     system = scenario.system
-    if scenario.network.loss > 0 and scenario.network.latency.mean == 0:
-        # SimPy delivers each message within its sender's step, and decides an ask there once its
-        # replies are in: the kernel replays that for messages on their way only (`faults`).
-        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
-    if system.failures is not None:
-        return "servers fail (system.failures)"
     if not has_compiled_form(policy.name):
         return f"policy '{policy.name}' has no compiled version"
     parts = {"system": system, "workload": scenario.workload, "arrivals": scenario.workload.arrivals,
@@ -69,6 +63,9 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     unknown = set(policy.params) - module.PARAMS
     if unknown:
         return f"policy options the compiled engine does not know: {sorted(unknown)}"
+    problem = _faults_problem(point, policy, module)
+    if problem is not None:
+        return problem
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
     if (scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None) and (
@@ -89,6 +86,31 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
         return f"arrivals '{scenario.workload.arrivals.kind}'"
     problem = getattr(module, "supports", None)
     return None if problem is None else problem(policy.config, PointView(point))
+
+
+def _faults_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | None:
+    """Why the kernel cannot run this scenario's faults with this compiled policy, or None.
+
+    Lost messages at zero latency run compiled where the compiled form says so (its
+    ``instant_loss``: a policy that sends no ask, whose messages the kernel draws the loss
+    of and delivers at once): an ask decided within its sender's step once its replies
+    are in, or at its timeout, is not in the kernel at zero latency. Failing servers
+    (`failing`) run compiled where the compiled form says its servers may fail (its
+    ``servers_fail``): where no message goes to a server and the arrival hook does
+    nothing, since the kernel replays neither the messages a down server loses nor the
+    arrival hooks SimPy holds until it recovers (it runs the departure hook at recovery,
+    as SimPy does).
+    """
+    scenario = point.scenario
+    instant_loss = getattr(module, "instant_loss", None)
+    if scenario.network.loss > 0 and scenario.network.latency.mean == 0 and (
+            instant_loss is None or not instant_loss(policy.config, PointView(point))):
+        return "messages are lost at zero latency (network.loss > 0 with network.latency.mean 0)"
+    servers_fail = getattr(module, "servers_fail", None)
+    if scenario.system.failures is not None and (servers_fail is None
+                                                 or not servers_fail(policy.config, PointView(point))):
+        return "servers fail (system.failures) under a policy that sends messages to its servers"
+    return None
 
 
 _KNOWN_SLOT = {"same_slot", "dispatch", "pull_delay"}

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from ..measure.sketch import QuantileSketch
 from ..policies import BUILT_IN
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
+from ..workload.failures import periods
 from ..workload.speeds import draw_speeds
 from ..workload.streams import BATCH, generator
 from . import state as S
@@ -39,6 +40,9 @@ from .cost import AUTO_SECONDS, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
 from .loading import COMPILE_SECONDS, available, features
 from .ps import PS_FIELDS
+
+if TYPE_CHECKING:
+    from .failing import Periods
 
 __all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
            "simpy_seconds", "supports"]
@@ -129,6 +133,11 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
 
     occupancy = OccupancyArrays(n, iv)
+    failing = _failing(point, seed)
+    if failing is not None:  # a cycle per server, and a service cut short or a wake-up beside each one's end
+        heap_cap += 2 * n
+        heap = np.concatenate([heap, np.zeros(6 * n)])
+        iv[S.I_HEAP_CAP] = heap_cap
 
     gaps = gap_blocks(point, rate, seed)
     sizes = size_blocks(point, seed)
@@ -137,11 +146,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
 
     budget = 1 << 62 if progress is None else 500_000  # events between progress reports
     run = S.Run(P, Q, iv, fv, counts, window)  # (none of these is replaced during the run)
+    from .failing import none as no_failures
+
+    fail = no_failures() if failing is None else failing.record
     start = True
     while True:
-        status = simulate(run, servers, inv_speed, jobs.record(), heap,
+        status = simulate(run, S.Servers(servers, inv_speed, sharing, fail), jobs.record(), heap,
                           S.Inputs(gap_buf, size_buf, split_buf, ubuf, responses), bitgen, budget, start,
-                          toolkit.tools(), occupancy.record(), sharing)
+                          toolkit.tools(), occupancy.record())
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
             from . import cache
 
@@ -163,11 +175,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             heap = np.concatenate([heap, np.zeros_like(heap)])
             iv[S.I_HEAP_CAP] = len(heap) // 3
         elif status == S.NEED_NETWORK:
-            assert latencies is not None
-            toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
             if losses is not None:
                 toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
-            heap = _network_room(P, iv, toolkit, heap)
+            if latencies is not None:  # (at zero latency only the loss uniforms: `eligibility._faults_problem`)
+                toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+                heap = _network_room(P, iv, toolkit, heap)
+        elif status == S.NEED_PERIODS:
+            assert failing is not None
+            failing.refill(int(iv[S.I_PERIODS]) // 2, int(iv[S.I_PERIODS]) % 2)
         elif status == S.EMPTY:  # what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
         elif status == S.BAD_SERVER:
@@ -176,6 +191,18 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
                               series):
             raise RuntimeError(f"the kernel returned {status}")
     return _finish(point, iv, fv, window, sketch, responses, occupancy, progress, series)
+
+
+def _failing(point: Point, seed: int) -> Periods | None:
+    """The failing servers' record and its refills (`failing.Periods`), from the model's own streams; None
+    without ``system.failures``."""
+    failures = point.scenario.system.failures
+    if failures is None:
+        return None
+    from .failing import Periods
+
+    streams = [periods(failures, seed, i) for i in range(point.scenario.system.servers)]
+    return Periods(streams, failures.on_down == "lose")
 
 
 def _network_room(P: np.ndarray, iv: np.ndarray, toolkit: Any, heap: np.ndarray) -> np.ndarray:

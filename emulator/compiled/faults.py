@@ -28,8 +28,9 @@ the kernel, so little compilation more): called, they took a job of SQ(2) with l
 twice the kernel time of one with latency alone (2.3 against 1.1 us at N = 100); inlined,
 1.3 us.
 
-Messages are lost in the network only: servers do not fail here, so every message
-that is not lost arrives (`supports` keeps ``system.failures`` on SimPy).
+Messages are lost in the network only: a policy that sends messages runs compiled only
+when servers do not fail, so every message that is not lost arrives (`supports` keeps
+``system.failures`` on SimPy for it; `failing` runs them under the policies that send none).
 """
 
 from __future__ import annotations

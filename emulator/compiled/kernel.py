@@ -16,6 +16,8 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
 - JBT-d's timer is one event per period, scheduled after each update;
 - with latency, every message is an event (`network`): a job's transfer to its
   server, queries, the last reply of each ask, and the policy's own messages.
+- with failing servers (`failing`), each server's next failure or recovery is an
+  event, and so is the wake-up of an idle server's process when a job reaches it.
 
 The recorder's sums are updated in the same order with the same float operations
 as `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something
@@ -37,6 +39,7 @@ from __future__ import annotations
 from numba import njit
 
 from . import binding, faults, occupancy
+from . import failing as failures
 from . import ps as sharing_
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
@@ -82,8 +85,10 @@ from .state import (
     I_JOB,
     I_LEVEL_CAP,
     I_LEVELS,
+    I_LOSS,
     I_MAXLEN,
     I_NGAP,
+    I_NLOSS,
     I_NRESP,
     I_NSIZE,
     I_NSPLIT,
@@ -120,6 +125,7 @@ from .state import (
     P_N,
     P_OCCUPANCY,
     P_POOL,
+    P_ROOM,
     P_SHARES,
     P_TIMER,
     P_WARMUP,
@@ -139,22 +145,24 @@ from .state import (
 
 
 @njit(cache=True)
-def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, tools, observer, sharing):
+def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, observer):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
     ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`,
     `Jobs`, `Inputs`, `Observer`); ``start`` is true on the first call: replay the
     model's construction and the URGENT process initialisations at time 0. ``tools``
-    is the policy's `tools.Tools`; its hooks are this kernel's (`build`). ``sharing`` holds the
-    processor-sharing servers' rows (`ps`).
+    is the policy's `tools.Tools`; its hooks are this kernel's (`build`). ``servers`` is a `state.Servers`:
+    the FIFO table, the speeds, the processor-sharing servers' rows (`ps`) and the failing servers'
+    `failing.Failing` (a placeholder without ``system.failures``).
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
     P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
         unmanaged(run.counts), unmanaged(run.window)
-    servers, inv_speed, sharing = unmanaged(servers), unmanaged(inv_speed), unmanaged(sharing)
+    table, inv_speed, sharing, fail = unmanaged(servers.table), unmanaged(servers.inv_speed), \
+        unmanaged(servers.sharing), servers.fail
     # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
-    length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
+    length, head, tail = table[:, 0], table[:, 1], table[:, 2]
     speed_index = 1 if len(inv_speed) > 1 else 0  # one entry: every server has the same speed
     j_arrival, j_at, j_size, j_start, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.at), \
         unmanaged(jobs_.size), unmanaged(jobs_.start), unmanaged(jobs_.next), unmanaged(jobs_.measured)
@@ -182,6 +190,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
     lists = P[P_LISTS] != 0
     reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
     whole = P[P_WHOLE] > 0  # the policy places whole batches (zero latency): `model.build.BatchSource`
+    failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -192,6 +201,8 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         if not initialise(P, Q, counts, length, rng, ubuf, iv, T):
             return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
         iv[I_INIT] = -1
+        if failing:  # the servers' cycles start before the policy's timer, as their processes do
+            failures.start(heap, iv, fail)
         if P[P_TIMER]:
             push(heap, iv, 0.0 + Q[Q_PERIOD], TIMER)
         iv[I_SRC] = 2
@@ -240,7 +251,7 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                     return NEED_SPLIT
                 if iv[I_FREE] < 0:
                     return NEED_JOBS
-                if (pool or ps) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+                if (pool or ps or failing) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
                     return NEED_HEAP
                 if index and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
                     return NEED_LEVELS
@@ -340,11 +351,20 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
             if ps and kind == SERVICE_END and not sharing_.current(sharing, code >> 2, heap[1]):
                 pop(heap, iv)  # a superseded completion: `PsServer._complete` ignores it
                 continue
-            if kind == TIMER and choice_at_timer > 0 and iv[I_CHOICE] == 0:
+            if failing:
+                wait = failures.before(heap, iv, fail, code)
+                if wait == failures.SKIP:
+                    continue
+                if wait:
+                    return wait
+            if kind == TIMER and code < 4 and choice_at_timer > 0 and iv[I_CHOICE] == 0:
                 iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
                 return NEED_CHOICE
-            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END) and not list_room(iv, T.lists):
-                return NEED_LISTS  # e.g. a token or a report after the departure
+            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END or (failing and kind == TIMER)):
+                if not list_room(iv, T.lists):
+                    return NEED_LISTS  # e.g. a token or a report after the departure
+                if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most
+                    return NEED_NETWORK
             if choice_at_departure > 0 and iv[I_CHOICE] == 0 and (kind == SERVICE_END or kind == POOL_END):
                 leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
                 if length[leaving] == 1:  # it will be idle: its token samples dispatchers first thing
@@ -400,12 +420,21 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                                       SERVICE_END + 4 * sid)
                     else:
                         pop(heap, iv)
+                    if failing:
+                        failures.departed(iv, fail, sid, following, j_size[following] * inv_speed[sid * speed_index]
+                                          if following >= 0 else 0.0, now)
                 # Late binding: the job that the idle server's request fetched reaches it now (below).
                 slot = binding.handed(T.binding)
                 if slot >= 0:
                     iv[I_TRANSFERS] += 1
                 else:
                     sid = -1
+            elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
+                back = failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
+                                      inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
+                if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
+                    on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
+                    failures.resume(heap, iv, fail, back, head, now)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
                 if not timer(P, Q, counts, length, rng, ubuf, iv, T, iv[I_UPDATING] >= 0):
                     return NEED_LISTS  # it goes on at the next call, before anything else
@@ -450,6 +479,10 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
         blocked = capacity >= 0 and length[sid] >= capacity
         if latent and measured:
             iv[I_ARRIVED] += 1
+        if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
+            j_next[slot] = iv[I_FREE]
+            iv[I_FREE] = slot
+            continue
         if blocked:
             if measured:  # Recorder.block
                 iv[I_BLOCKED] += 1
@@ -482,9 +515,13 @@ def simulate(run, servers, inv_speed, jobs_, heap, inputs, rng, budget, start, t
                 else:
                     j_next[tail[sid]] = slot
                 tail[sid] = slot
-                if length[sid] == 1:  # idle: its service starts now
+                if failing:  # an idle server that is up resumes its process at an event now
+                    failures.arrived(heap, iv, fail, sid, head, now)
+                elif length[sid] == 1:  # idle: its service starts now
                     j_start[slot] = now
                     push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
         iv[I_CURRENT] = slot  # the job that reached sid, for a hook that reads its size
         # One call site per hook: each is inlined, and compiling it twice would cost seconds.
+        if failing and not failures.up(fail, sid):
+            continue  # a down server's hooks wait for its recovery (`failing`: none does anything)
         on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

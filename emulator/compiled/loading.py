@@ -40,10 +40,11 @@ Measured on 2 shared cores: 10-25 s by policy and loop (docs/compiled-engine.md)
 def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
     """The kernel's `build.FEATURES` for this case: latency (the event kernel) or held slot messages (the slot
     clock), whether the policy's decisions are checked (a policy that is not built in), and (the event kernel)
-    processor-sharing servers."""
+    processor-sharing servers and whether servers fail."""
     checked = policy.name not in BUILT_IN
     if point.scenario.system.time == "slotted":
         return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
-    return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps")
+    return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
+            point.scenario.system.failures is not None)
 
 

@@ -229,10 +229,11 @@ def ask_lengths(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.nd
 def posted(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int,
            c: int) -> bool:
     """`Channel.send` of a policy's own message: True if it went out as an event (latency, or slotted time
-    holding it for a later slot: the ``deliver`` hook handles it when it arrives), False if it is delivered now:
-    then it is counted here, and the caller delivers it."""
+    holding it for a later slot: the ``deliver`` hook handles it when it arrives) or was lost at zero latency
+    (`faults.lost`, as `Channel._post`), False if it is delivered now: then it is counted here, and the caller
+    delivers it."""
     if P[P_LATENT] or P[P_HELD]:
         send(counts, iv, T, kind, what, a, b, c)
         return True
     counts[kind] += 1
-    return False
+    return faults.lost(counts, iv, T, kind)

@@ -26,6 +26,7 @@ NEED_LISTS = 12  # the dispatchers' lists may have no room for the next id: comp
 NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, messages, asks, heap): refill, grow
 BAD_SERVER = 14  # a policy's compiled form chose a server outside 0 .. N - 1 (iv[I_BAD]), or none
 NEED_RESERVATIONS = 15  # late binding: the reservation pool may have no room for the next dispatch (`binding`)
+NEED_PERIODS = 16  # a failing server's up or down periods are used up (iv[I_PERIODS]): refill its row
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -94,7 +95,9 @@ I_BATCH_HEAD = 59  # the first held job's slot, and the last's
 I_BATCH_TAIL = 60
 I_BATCH = 61  # the size of the batch being placed
 I_BATCH_AT = 62  # its jobs placed so far
-I_NIV = 63
+I_LOST_JOBS = 63  # measured jobs lost at a failing server (`failing`, Recorder.lost_jobs)
+I_PERIODS = 64  # NEED_PERIODS: the period row to refill, 2 * server + (0 up, 1 down) (`failing`)
+I_NIV = 65
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0
@@ -207,6 +210,10 @@ the arrival number + 1 of a measured job (0: not measured), and the dispatcher t
 Inputs = namedtuple("Inputs", ["gaps", "sizes", "split", "ubuf", "responses"])
 """What the driver refills between calls: arrival gaps, job sizes, dispatcher-split uniforms, the
 policy's uniform block, and the response batch the driver folds into the sketch."""
+
+Servers = namedtuple("Servers", ["table", "inv_speed", "sharing", "fail"])
+"""The servers: the FIFO table (length, head, tail, spare), 1 / speed, the processor-sharing rows (`ps`) and
+the failing servers' `failing.Failing`."""
 
 Observer = namedtuple("Observer", ["count", "lengths", "totals"])
 """The occupancy observer's arrays (`occupancy`)."""

@@ -22,6 +22,7 @@ from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
 from ..workload import slots
 from ..workload.blocks import arrival_gaps, dispatcher_split, job_sizes, slot_arrivals
+from ..workload.failures import periods
 from ..workload.speeds import draw_speeds
 from ..workload.streams import Uniforms, generator, values
 from . import guard, policing, slotted
@@ -91,9 +92,7 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
                    for i, speed in enumerate(speeds)]
     elif system.failures is not None:  # FIFO in continuous time: the schema refuses the rest
         failures = system.failures
-        servers = [FailingFifoServer(env, i, speed, system.capacity, recorder,
-                                     failures.up.law().sampler(generator(seed, f"up.{i}")),
-                                     failures.down.law().sampler(generator(seed, f"down.{i}")),
+        servers = [FailingFifoServer(env, i, speed, system.capacity, recorder, *periods(failures, seed, i),
                                      failures.on_down == "lose")
                    for i, speed in enumerate(speeds)]
     else:

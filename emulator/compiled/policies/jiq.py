@@ -144,3 +144,15 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
 
 
 on_arrive, timer = nothing_on_arrive, nothing_timer
+
+
+def instant_loss(config: JIQConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): JIQ-Random's, whose
+    tokens it draws the loss of and delivers at once; not JIQ-SQ(d)'s asks."""
+    return config.d is None or point.dispatchers == 1
+
+
+def servers_fail(config: JIQConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): JIQ-Random's, whose tokens go to
+    dispatchers; not JIQ-SQ(d)'s, whose servers ask the dispatchers (a down one loses their replies)."""
+    return config.d is None or point.dispatchers == 1

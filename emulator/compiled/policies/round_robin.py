@@ -29,3 +29,11 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
+def instant_loss(config: Any, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): it sends none."""
+    return True
+
+
+def servers_fail(config: Any, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): always, its hooks do nothing."""
+    return True

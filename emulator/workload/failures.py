@@ -1,0 +1,22 @@
+"""The up and down periods of failing servers (``system.failures``, docs/faults.md), read by both engines."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from .streams import generator
+
+if TYPE_CHECKING:
+    from ..scenario.schema import FailuresConfig
+
+
+def periods(failures: FailuresConfig, seed: int, server: int) -> tuple[Iterator[float], Iterator[float]]:
+    """Server ``server``'s up and down periods: the draws of streams of its own, ``up.<id>`` and ``down.<id>``.
+
+    So the failures do not depend on the policy: with the same seed every policy faces the
+    same breakdowns. The SimPy model's servers read them (`emulator.model.failures`), and the
+    compiled engine hands them to its kernel in rows (`emulator.compiled.failing`).
+    """
+    return (failures.up.law().sampler(generator(seed, f"up.{server}")),
+            failures.down.law().sampler(generator(seed, f"down.{server}")))
