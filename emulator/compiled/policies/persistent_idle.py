@@ -1,6 +1,7 @@
-"""Persistent-Idle, compiled (`emulator.policies.persistent_idle`): jobs to the server that last reported idle.
+"""Persistent-Idle, compiled (`emulator.policies.persistent_idle`): jobs to the server that has last been idle.
 
-``T.rr[k]`` is dispatcher k's target (-1 before its first idle message).
+Dispatcher k's idle set is its list (`core.id_add`, in report order: only its last
+id is ever taken, which keeps the order); ``T.rr[k]`` is its target (-1 before any).
 """
 
 from __future__ import annotations
@@ -11,9 +12,9 @@ import numpy as np
 from numba import njit
 
 from ...policies.persistent_idle import NONE, PersistentIdleConfig
-from ..core import uniform
-from ..network import send
-from ..state import P_D, P_HELD, P_IDLE, P_LATENT, P_N, POLICY_MESSAGE
+from ..core import id_add, id_take, list_room, uniform
+from ..network import posted
+from ..state import I_INIT, P_D, P_IDLE, P_N, POLICY_MESSAGE
 from ..tools import Description, Tools
 from .common import nothing_on_arrive, nothing_timer, random_dispatcher
 
@@ -22,12 +23,43 @@ IDLE = POLICY_MESSAGE  # with latency (or held slots), an idle message on its wa
 
 
 def describe(config: PersistentIdleConfig, point: Any, speeds: np.ndarray) -> Description:
-    return Description(rr=True)
+    one_list = point.dispatchers == 1  # a flag per server says whether it is in the list
+    return Description(lists=True, chained=not one_list, listed=one_list, lists_at_departure=True, rr=True)
+
+
+@njit(cache=True, inline="always")
+def _add(P: np.ndarray, T: Tools, iv: np.ndarray, target: int, sid: int) -> None:
+    """`_report`: the idle message reaches dispatcher ``target``, whose set keeps the id once."""
+    count = T.count
+    if P[P_D] > 1:
+        id_add(T.lists, T.lstart, T.lcap, count, T.chain, T.node_d, T.node_next, iv, True, target, sid)
+    elif not T.listed[sid]:
+        T.listed[sid] = 1
+        id_add(T.lists, T.lstart, T.lcap, count, count, count, count, iv, False, target, sid)
+
+
+@njit(cache=True, inline="always")
+def _report_idle(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools,
+                 sid: int) -> None:
+    """`PersistentIdlePolicy._report_idle`: one idle message to one dispatcher."""
+    target = random_dispatcher(P, rng, ubuf, iv)
+    if not posted(P, counts, iv, T, P[P_IDLE], IDLE, target, sid, 0):
+        _add(P, T, iv, target, sid)
 
 
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    """`PersistentIdlePolicy.dispatch`: the last id of the set (which becomes the target), else the target."""
+    listed = T.count[dispatcher]
+    if listed > 0:
+        chained = P[P_D] > 1
+        sid = id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained, dispatcher,
+                      listed - 1)
+        if not chained:
+            T.listed[sid] = 0
+        T.rr[dispatcher] = sid
+        return sid, True
     target = T.rr[dispatcher]
     if target == NONE:
         return int(uniform(rng, ubuf, iv) * P[P_N]), False
@@ -38,29 +70,33 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     """`PersistentIdlePolicy._departed`: an emptied server reports to one dispatcher."""
-    if length[sid] != 0:
-        return
-    target = random_dispatcher(P, rng, ubuf, iv)
-    if P[P_LATENT] or P[P_HELD]:  # on its way (unless lost), or held for a later slot
-        send(counts, iv, T, P[P_IDLE], IDLE, target, sid, 0)
-    else:
-        counts[P[P_IDLE]] += 1
-        T.rr[target] = sid
+    if length[sid] == 0:
+        _report_idle(P, counts, rng, ubuf, iv, T, sid)
 
 
 @njit(cache=True, inline="always")
 def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, what: int, a: int, b: int, c: int) -> None:
-    """An idle message reaches dispatcher ``a`` from server ``b``: its target from now on."""
-    T.rr[a] = b
+    """With latency or held slots: an idle message reaches dispatcher ``a`` from server ``b``."""
+    _add(P, T, iv, a, b)
 
 
 @njit(cache=True)  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
-    """`PersistentIdlePolicy.__init__`: no dispatcher has a target yet."""
-    for k in range(P[P_D]):
-        T.rr[k] = NONE
+    """`PersistentIdlePolicy.__init__`: no target yet; every server is idle and reports, from ``iv[I_INIT]`` on.
+
+    False when it stops for list room (the engine makes room and calls it again).
+    """
+    if iv[I_INIT] == 0:
+        for k in range(P[P_D]):
+            T.rr[k] = NONE
+    for sid in range(iv[I_INIT], P[P_N]):
+        if not list_room(iv, T.lists):
+            iv[I_INIT] = sid
+            return False
+        _report_idle(P, counts, rng, ubuf, iv, T, sid)
+    iv[I_INIT] = -1
     return True
 
 
