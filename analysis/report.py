@@ -83,7 +83,7 @@ def _runtime(folder: Path) -> str:
     if not path.is_file():
         return "unknown (no runs.csv)"
     try:
-        runs = pd.read_csv(path)
+        runs = pd.read_csv(path).copy()  # consolidated: columns are added to it
         seconds = float(pd.to_numeric(runs["wall_seconds"], errors="coerce").sum())
     except (pd.errors.ParserError, pd.errors.EmptyDataError, KeyError, UnicodeDecodeError, OSError):
         return "unknown (runs.csv has no wall_seconds)"

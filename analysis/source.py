@@ -116,7 +116,7 @@ def _read_frame(path: Path, columns: set[str]) -> pd.DataFrame | None:
     if not path.is_file():
         return None
     try:
-        frame = pd.read_csv(path)
+        frame = pd.read_csv(path).copy()  # consolidated: columns are added to it
     except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError):
         return None
     if not columns <= set(frame.columns) or frame.empty:

@@ -90,7 +90,32 @@ def failure_label(value: Any) -> str:
     return f"failures (up {up:g}, down {down:g}), {failures.get('on_down', 'hold')}"
 
 
-LABELS: dict[str, Callable[[Any], str]] = {"system.failures": failure_label}
+def law_label(value: Any) -> str:
+    """A short name for a law or an arrival process (``workload.service``, ``workload.arrivals``) as summary.csv
+    holds it: its kind and the parameters that tell it apart.
+
+    Examples
+    --------
+    >>> law_label("{'kind': 'hyperexponential', 'mean': 1, 'scv': 4}"), law_label({'kind': 'exponential', 'mean': 2})
+    ('hyperexponential scv 4', 'exponential mean 2')
+    >>> law_label("{'kind': 'batch_poisson', 'mean_batch': 4, 'batch': 'deterministic'}")
+    'Poisson batches of 4'
+    """
+    law = ast.literal_eval(value) if isinstance(value, str) and value.startswith("{") else value
+    if not isinstance(law, dict) or "kind" not in law:
+        return value_label(law)
+    kind, rest = law["kind"], {k: v for k, v in law.items() if k != "kind" and v is not None}
+    if kind == "batch_poisson":
+        size = value_label(rest.get("mean_batch", 2.0))
+        fixed = rest.get("batch") == "deterministic"
+        return f"Poisson batches of {size}" if fixed else f"Poisson batches, mean {size}"
+    if rest.get("mean") == 1:
+        rest.pop("mean")
+    return " ".join([kind, *(f"{k} {value_label(v)}" for k, v in rest.items())])
+
+
+LABELS: dict[str, Callable[[Any], str]] = {"system.failures": failure_label, "workload.service": law_label,
+                                           "workload.arrivals": law_label}
 """Keys whose values are laws or settings too long to read raw, and how each reads instead."""
 
 

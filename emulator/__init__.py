@@ -2,11 +2,13 @@
 
 It counts control messages per job, by kind, alongside response times, waits,
 queue lengths and blocking, for JSQ, SQ(d), JSQ(d(N)), JIQ, JBT-d, the threshold
-model, random and round robin.
+model, random and round robin, and the field's policy families (least work,
+redundancy, batch sampling, late binding, shortest expected delay, Persistent-Idle,
+least outstanding requests), at FIFO, pool or processor-sharing servers.
 
 >>> import emulator
 >>> sorted(emulator.REGISTRY)[:3]
-['jbt', 'jiq', 'jsq']
+['batch_sqd', 'jbt', 'jiq']
 """
 
 from __future__ import annotations

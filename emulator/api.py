@@ -231,7 +231,7 @@ class Results:
         for name in ("runs", "occupancy", "total_jobs", "response_cdf", "warmup"):
             path = folder / f"{name}.csv"
             try:
-                frames[name] = pd.read_csv(path) if path.is_file() else None
+                frames[name] = pd.read_csv(path).copy() if path.is_file() else None  # (copy: consolidated)
             except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError, OSError) as exc:
                 raise ScenarioError(f"{name}.csv: expected a readable CSV file in '{folder}' ({exc})") from None
         scenario = load_scenario(folder / "scenario.yaml") if (folder / "scenario.yaml").is_file() else None

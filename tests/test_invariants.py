@@ -176,7 +176,7 @@ def small_scenarios(draw: Any) -> dict[str, Any]:
         policy["d"] = draw(st.integers(1, 4 if replace else servers))
         if name != "jbt":
             policy["replace"] = replace
-    if name in ("lsq", "sqd_memory", "batch_sqd", "least_work"):
+    if name in ("lsq", "sqd_memory", "batch_sqd", "least_work", "redundancy", "late_binding", "lor", "sed"):
         policy["d"] = draw(st.integers(1, servers))
     if name == "sqd_memory":
         policy["m"] = draw(st.integers(0, servers - policy["d"]))

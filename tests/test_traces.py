@@ -553,4 +553,5 @@ def test_fifo_capacity_blocks(trace_rows) -> None:  # type: ignore[no-untyped-de
 
 
 def test_message_kinds_are_the_contract_kinds() -> None:
-    assert KINDS == ("query", "reply", "idle", "report", "threshold", "update", "completion")
+    assert KINDS == ("query", "reply", "idle", "report", "threshold", "update", "reservation", "request", "cancel",
+                     "completion")

@@ -110,7 +110,9 @@ def read_summary(folder: str | Path) -> Any:
     try:
         text = path.read_text(encoding="utf-8")
         _check_complete(text, Path(folder))
-        summary = with_load(pd.read_csv(io.StringIO(text)))
+        # copy(): one block per dtype, not one per column (adding a column to a frame of
+        # more than 100 blocks warns, and summary.csv has more than 100 columns).
+        summary = with_load(pd.read_csv(io.StringIO(text)).copy())
     except (pd.errors.ParserError, pd.errors.EmptyDataError, csv.Error, UnicodeDecodeError, OSError) as exc:
         raise ScenarioError(f"DIR: expected a readable summary.csv in '{folder}' ({exc})") from None
     if "policy" not in summary.columns:

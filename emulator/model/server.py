@@ -310,6 +310,7 @@ class PsServer(Server):
         if self.observer is not None:
             self.observer.depart(self.length, now)
         if self.on_depart is not None:
+            self.leaving = job
             self.on_depart(self)
         if self.length > 0:  # after the hooks, as a FIFO server schedules its next service
             self._schedule()
