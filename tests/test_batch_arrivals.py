@@ -43,3 +43,18 @@ def test_geometric_stays_the_default() -> None:
     first = list(itertools.islice(default, 5000))
     assert first == list(itertools.islice(geometric, 5000))
     assert len(set(batch_sizes(first))) > 3
+
+
+def test_the_short_run_that_builds_a_kernel_holds_whole_batches() -> None:
+    """The kernels are built before a run on a few jobs (`ahead.short_case`): for batches of 4 that must
+    still be a valid scenario (about 10 batches), or a run of batch arrivals fails before it starts."""
+    from emulator.compiled.ahead import short_case
+    from emulator.scenario.sweep import Scenario
+
+    scenario = Scenario.from_dict({"name": "batches", "policies": [{"name": "sqd", "d": 2}],
+                                   "run": {"jobs": 1000, "warmup_jobs": 0},
+                                   "workload": {"arrivals": {"kind": "batch_poisson", "mean_batch": 4,
+                                                             "batch": "deterministic"}}})
+    point = scenario.points()[0]
+    short, _ = short_case(point, point.policies[0])
+    assert short.scenario.run.jobs >= 40

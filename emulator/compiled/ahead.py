@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -86,7 +87,10 @@ def short_case(point: Point, policy: ResolvedPolicy) -> tuple[Point, ResolvedPol
     """The case with a run of a few jobs: enough to compile (or load) its kernel."""
     data = point.scenario.to_dict()
     run = {key: value for key, value in data.get("run", {}).items() if key != "batch_means"}  # (needs more jobs)
-    data["run"] = {**run, "jobs": 20, "warmup_jobs": 0}
+    arrivals = point.scenario.workload.arrivals
+    # 20 jobs, or enough for about 10 batches, as a scenario must hold (`scenario.checks`).
+    jobs = max(20, math.ceil(10 * (arrivals.mean_batch or 2.0))) if arrivals.kind == "batch_poisson" else 20
+    data["run"] = {**run, "jobs": jobs, "warmup_jobs": 0}
     data.pop("precision", None)
     short = Scenario.from_dict(data).points()[0]
     return short, next(p for p in short.policies if p.label == policy.label)
