@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar, cast
 
 from .sweep import fixed_settings, short_name, value_label
+from .sweep import shown as setting_shown
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -305,8 +306,10 @@ def panel_title(keys: Sequence[str], values: Sequence[Any]) -> str:
     --------
     >>> panel_title(["workload.load", "policies.2.period", "workload.service.kind"], [0.9, 50, "erlang"])
     'load = 0.9, T = 50, service = erlang'
+    >>> panel_title(["workload.service"], ["{'kind': 'hyperexponential', 'mean': 1, 'scv': 4}"])
+    'service = hyperexponential scv 4'
     """
-    return ", ".join(f"{key_name(k)} = {value_label(v)}" for k, v in zip(keys, values, strict=True))
+    return ", ".join(f"{key_name(k)} = {setting_shown(k, v)}" for k, v in zip(keys, values, strict=True))
 
 
 def key_name(key: str) -> str:
@@ -314,6 +317,8 @@ def key_name(key: str) -> str:
     short = short_name(key)
     if short in ("service.kind", "arrivals.kind", "latency.kind"):
         return short.split(".")[0]
+    if key in ("workload.service", "workload.arrivals", "network.latency"):  # a whole law: its owner
+        return key.split(".")[1]
     return NAMES.get(key.rsplit(".", 1)[-1], short)
 
 
