@@ -8,6 +8,15 @@ policies with compiled forms first (the docs' Ring policy, docs/policies.md, und
 names): a policy's kernel holds its own hooks only, so they should cost it nothing.
 
     python benchmarks/compile_time.py            # JSQ and SQ(2), continuous and slotted
+    python benchmarks/compile_time.py --kernel   # each kernel alone, the shared functions cached
+
+``--kernel`` times one kernel's compilation alone, in CPU seconds (compilation takes
+one core; CPU time moves less than wall time on a shared machine): a first run
+compiles everything on an empty cache, then a fresh interpreter runs the case again
+with its kernel's cache entry ignored (every function it shares with other kernels
+loads from the cache), and a third runs it from the cache; the kernel's seconds are
+the second's less the third's. Cases: the event kernels of Random, JSQ, SQ(2), JIQ
+and JBT-d with zero latency and with exponential latency, and SQ(2)'s slot clock.
 """
 
 from __future__ import annotations
@@ -65,11 +74,63 @@ def measure(policy: str, time: str, more: int = 10) -> dict[str, float]:
     return result
 
 
+KERNEL_CASES = [(policy, "continuous", latent) for latent in (False, True)
+                for policy in ("random", "jsq", "sqd", "jiq", "jbt")] + [("sqd", "slotted", False)]
+"""The kernels ``--kernel`` times by default: (policy, time, with latency)."""
+
+_IGNORE_KERNEL = """
+from numba.core.dispatcher import Dispatcher
+from emulator.compiled import cache as _cache
+_track = _cache.track
+def _missed(*args):
+    return None
+def track(built):  # the kernel built for this run: its own entry is never loaded, so it compiles
+    _track(built)
+    for value in vars(built).values():
+        if isinstance(value, Dispatcher) and value.py_func.__module__ == built.__name__:
+            value._cache.load_overload = _missed
+_cache.track = track
+"""
+
+
+def _case_cpu(policy: str, time: str, latent: bool, cache: str, ignore_kernel: bool) -> float:
+    """CPU seconds of a fresh interpreter's compiled run of the case, from after ``import emulator``."""
+    params = ", d=2" if policy == "sqd" else ""
+    if latent:
+        params += ", latency={'kind': 'exponential', 'mean': 0.01}"
+    code = (f"import time; import emulator\n{_IGNORE_KERNEL if ignore_kernel else ''}\n"
+            f"t = time.process_time(); emulator.simulate({policy!r}, servers=4, jobs=100, engine='compiled', "
+            f"time={time!r}{params}); print(time.process_time() - t)")
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return float(out.stdout.split()[-1])
+
+
+def kernel_seconds(policy: str, time: str, latent: bool) -> tuple[float, float]:
+    """CPU seconds of the case's first run on an empty cache, and of compiling its kernel alone."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold = _case_cpu(policy, time, latent, cache, ignore_kernel=False)
+        alone = _case_cpu(policy, time, latent, cache, ignore_kernel=True)
+        cached = _case_cpu(policy, time, latent, cache, ignore_kernel=False)
+    return cold, alone - cached
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", action="append", help="policies to measure (default jsq, sqd)")
     parser.add_argument("--time", action="append", choices=["continuous", "slotted"])
+    parser.add_argument("--kernel", action="store_true", help="time each kernel alone (CPU seconds)")
+    parser.add_argument("--latency", action="store_true", help="with --kernel --policy: with latency")
     args = parser.parse_args()
+    if args.kernel:
+        cases = KERNEL_CASES if not args.policy else [
+            (policy, time, args.latency) for policy in args.policy for time in args.time or ["continuous"]]
+        for policy, time, latent in cases:
+            cold, alone = kernel_seconds(policy, time, latent)
+            print(f"{policy} {time}{' latency' if latent else ''}: first run {cold:.1f} s, kernel alone "
+                  f"{alone:.1f} s (CPU)", flush=True)
+        return 0
     for policy in args.policy or ["jsq", "sqd"]:
         for time in args.time or ["continuous", "slotted"]:
             found = measure(policy, time)
