@@ -188,8 +188,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
     lists = P[P_LISTS] != 0
-    reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
-    whole = P[P_WHOLE] > 0  # the policy places whole batches (zero latency): `model.build.BatchSource`
+    reserving = len(T.binding) > 1  # feature: late binding, a dispatch places reservations (`binding`)
+    whole = P[P_WHOLE] > 0  # feature: the policy places whole batches (zero latency), `model.build.BatchSource`
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
     if start:
         iv[I_INIT] = 0
@@ -216,7 +216,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         slot, sid, via_list = -1, -1, False
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2 or iv[I_SRC] == 4:
-            if iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
+            if whole and iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
                 if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
                     return NEED_HEAP
                 if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
@@ -424,7 +424,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                         failures.departed(iv, fail, sid, following, j_size[following] * inv_speed[sid * speed_index]
                                           if following >= 0 else 0.0, now)
                 # Late binding: the job that the idle server's request fetched reaches it now (below).
-                slot = binding.handed(T.binding)
+                slot = binding.handed(T.binding) if reserving else -1
                 if slot >= 0:
                     iv[I_TRANSFERS] += 1
                 else:
