@@ -10,13 +10,14 @@ names): a policy's kernel holds its own hooks only, so they should cost it nothi
     python benchmarks/compile_time.py            # JSQ and SQ(2), continuous and slotted
     python benchmarks/compile_time.py --kernel   # each kernel alone, the shared functions cached
 
-``--kernel`` times one kernel's compilation alone, in CPU seconds (compilation takes
-one core; CPU time moves less than wall time on a shared machine): a first run
-compiles everything on an empty cache, then a fresh interpreter runs the case again
-with its kernel's cache entry ignored (every function it shares with other kernels
-loads from the cache), and a third runs it from the cache; the kernel's seconds are
-the second's less the third's. Cases: the event kernels of Random, JSQ, SQ(2), JIQ
-and JBT-d with zero latency and with exponential latency, and SQ(2)'s slot clock.
+``--kernel`` times what a policy's first run adds to the cache of another's, in CPU
+seconds (compilation takes one core; CPU time moves less than wall time on a shared
+machine): a first run of round robin, the same case, fills an empty cache with what
+every kernel shares; then a fresh interpreter runs the case (compiling its kernel, its
+policy's hooks and whatever shared function round robin did not need), and a third
+runs it from the cache; the policy's seconds are the second's less the third's.
+Cases: the event kernels of Random, JSQ, SQ(2), JIQ and JBT-d with zero latency and
+with exponential latency, and SQ(2)'s slot clock.
 """
 
 from __future__ import annotations
@@ -78,27 +79,12 @@ KERNEL_CASES = [(policy, "continuous", latent) for latent in (False, True)
                 for policy in ("random", "jsq", "sqd", "jiq", "jbt")] + [("sqd", "slotted", False)]
 """The kernels ``--kernel`` times by default: (policy, time, with latency)."""
 
-_IGNORE_KERNEL = """
-from numba.core.dispatcher import Dispatcher
-from emulator.compiled import cache as _cache
-_track = _cache.track
-def _missed(*args):
-    return None
-def track(built):  # the kernel built for this run: its own entry is never loaded, so it compiles
-    _track(built)
-    for value in vars(built).values():
-        if isinstance(value, Dispatcher) and value.py_func.__module__ == built.__name__:
-            value._cache.load_overload = _missed
-_cache.track = track
-"""
-
-
-def _case_cpu(policy: str, time: str, latent: bool, cache: str, ignore_kernel: bool) -> float:
+def _case_cpu(policy: str, time: str, latent: bool, cache: str) -> float:
     """CPU seconds of a fresh interpreter's compiled run of the case, from after ``import emulator``."""
     params = ", d=2" if policy == "sqd" else ""
     if latent:
         params += ", latency={'kind': 'exponential', 'mean': 0.01}"
-    code = (f"import time; import emulator\n{_IGNORE_KERNEL if ignore_kernel else ''}\n"
+    code = (f"import time; import emulator; "
             f"t = time.process_time(); emulator.simulate({policy!r}, servers=4, jobs=100, engine='compiled', "
             f"time={time!r}{params}); print(time.process_time() - t)")
     env = {**os.environ, "NUMBA_CACHE_DIR": cache,
@@ -108,19 +94,19 @@ def _case_cpu(policy: str, time: str, latent: bool, cache: str, ignore_kernel: b
 
 
 def kernel_seconds(policy: str, time: str, latent: bool) -> tuple[float, float]:
-    """CPU seconds of the case's first run on an empty cache, and of compiling its kernel alone."""
+    """CPU seconds of round robin's first run on an empty cache, and of the case's first run after it."""
     with tempfile.TemporaryDirectory() as cache:
-        cold = _case_cpu(policy, time, latent, cache, ignore_kernel=False)
-        alone = _case_cpu(policy, time, latent, cache, ignore_kernel=True)
-        cached = _case_cpu(policy, time, latent, cache, ignore_kernel=False)
-    return cold, alone - cached
+        cold = _case_cpu("round_robin", time, latent, cache)
+        first = _case_cpu(policy, time, latent, cache)
+        cached = _case_cpu(policy, time, latent, cache)
+    return cold, first - cached
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", action="append", help="policies to measure (default jsq, sqd)")
     parser.add_argument("--time", action="append", choices=["continuous", "slotted"])
-    parser.add_argument("--kernel", action="store_true", help="time each kernel alone (CPU seconds)")
+    parser.add_argument("--kernel", action="store_true", help="a policy's first run after round robin's (CPU s)")
     parser.add_argument("--latency", action="store_true", help="with --kernel --policy: with latency")
     args = parser.parse_args()
     if args.kernel:
@@ -128,8 +114,8 @@ def main() -> int:
             (policy, time, args.latency) for policy in args.policy for time in args.time or ["continuous"]]
         for policy, time, latent in cases:
             cold, alone = kernel_seconds(policy, time, latent)
-            print(f"{policy} {time}{' latency' if latent else ''}: first run {cold:.1f} s, kernel alone "
-                  f"{alone:.1f} s (CPU)", flush=True)
+            print(f"{policy} {time}{' latency' if latent else ''}: {alone:.1f} s after round robin's first run "
+                  f"({cold:.1f} s on an empty cache; CPU)", flush=True)
         return 0
     for policy in args.policy or ["jsq", "sqd"]:
         for time in args.time or ["continuous", "slotted"]:
