@@ -2,8 +2,9 @@
 
 A job is a slot of the `state.Jobs` arrays. The free slots are chained through
 ``next`` from ``iv[I_FREE]``; a server's jobs are chained through ``next`` from
-``head[sid]`` to ``tail[sid]`` in arrival order (-1: none). Written once here, so
-that numba compiles them once for every kernel and caches them beside the package.
+``head[sid]`` to ``tail[sid]`` in arrival order (-1: none). Written once here and
+inlined where they are called: called instead, they cost a job about 40% more time
+(docs/compiled-engine.md).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from numba import njit
 from .state import I_FREE, I_SPLIT, Q_BOUNDS
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def take_slot(iv: np.ndarray, j_next: np.ndarray) -> int:
     """A free job slot (the caller made sure there is one: ``iv[I_FREE]`` >= 0)."""
     slot = iv[I_FREE]
@@ -22,14 +23,14 @@ def take_slot(iv: np.ndarray, j_next: np.ndarray) -> int:
     return slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def free_slot(iv: np.ndarray, j_next: np.ndarray, slot: int) -> None:
     """Give job slot ``slot`` back."""
     j_next[slot] = iv[I_FREE]
     iv[I_FREE] = slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def append(head: np.ndarray, tail: np.ndarray, j_next: np.ndarray, sid: int, slot: int) -> None:
     """Job ``slot`` joins the end of server ``sid``'s list."""
     j_next[slot] = -1
@@ -40,7 +41,7 @@ def append(head: np.ndarray, tail: np.ndarray, j_next: np.ndarray, sid: int, slo
     tail[sid] = slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def first_leaves(head: np.ndarray, tail: np.ndarray, j_next: np.ndarray, sid: int) -> int:
     """Remove the first job of server ``sid``'s list (it holds one at least) and return its slot."""
     slot = head[sid]
@@ -50,7 +51,7 @@ def first_leaves(head: np.ndarray, tail: np.ndarray, j_next: np.ndarray, sid: in
     return slot
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def pick_dispatcher(Q: np.ndarray, iv: np.ndarray, split: np.ndarray, dispatchers: int, shares: bool) -> int:
     """The dispatcher of the next arrival (of several): the next split uniform, by the shares or evenly."""
     u = split[iv[I_SPLIT]]

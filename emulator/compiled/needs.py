@@ -2,8 +2,8 @@
 
 Before any step that could outgrow an array or read past a buffer, the kernel (`kernel`) asks
 here; it returns the code to the engine, which refills or grows what the code names, and the
-step starts again from the same point at the next call. The checks are written once, outside
-the kernels built per policy, so that numba compiles them once for every kernel and caches them.
+step starts again from the same point at the next call. The checks are written once here and
+inlined where they are called (per job: a call would cost more than the check).
 """
 
 from __future__ import annotations
@@ -63,20 +63,20 @@ from .state import (
 )
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def occupancy_full(iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray, k: int) -> bool:
     """Whether the occupancy arrays (`occupancy`) may be too short for ``k`` more jobs."""
     return iv[I_OCC_HIGH] + k >= len(occ_count) or iv[I_INSYS] + k >= occ_totals.shape[1]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def choice(iv: np.ndarray, n: int, k: int) -> int:
     """NEED_CHOICE: the engine draws ``rng.choice`` of ``k`` of ``n`` for the next `core.sample`."""
     iv[I_CHOICE_N], iv[I_CHOICE_K] = n, k
     return NEED_CHOICE
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.ndarray, occ_count: np.ndarray,
             occ_totals: np.ndarray, events: bool, latent: bool, reserving: bool) -> int:
     """Before the source's next job: its size, split uniform and slot, and room for what its dispatch may add
@@ -104,7 +104,7 @@ def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.n
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
     """Before the next job of a whole batch reaches the policy (`kernel`'s source state 4)."""
     if P[P_POOL] == 1 and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
@@ -117,7 +117,7 @@ def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_total
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, j_next: np.ndarray, code: int,
           failing: bool) -> int:
     """Before the event ``code`` at the heap's top: the draws and list room of a timer or a departure."""
@@ -137,7 +137,7 @@ def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, 
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def delivery(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.ndarray, occ_count: np.ndarray,
              occ_totals: np.ndarray, reserving: bool) -> int:
     """With latency, before the next event: a delivered message may send more, reach a server or list an id."""

@@ -45,7 +45,7 @@ def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, wind
     iv[I_EDGES] = which + 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def enter(iv: np.ndarray, fv: np.ndarray, now: float) -> None:
     """`Recorder.enter`: a job enters the system at ``now``."""
     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
