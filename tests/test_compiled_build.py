@@ -128,3 +128,16 @@ def test_the_policies_leave_a_messages_way_to_the_transport() -> None:
     folder = Path(build.__file__).parent / "policies"
     reading = [path.name for path in sorted(folder.glob("*.py")) if "P[P_HELD]" in path.read_text()]
     assert reading == []
+
+
+def test_the_package_keeps_its_modules_short_and_simpy_free() -> None:
+    """Each module of the compiled engine stays readable (about 450 lines at most) and runs without SimPy."""
+    package = Path(build.__file__).parent
+    sources = [path for path in package.rglob("*.py") if "__pycache__" not in path.parts]
+    long = {path.name: n for path in sources if (n := len(path.read_text().splitlines())) > 450}
+    assert long == {}
+    simpy = [path.name for path in sources for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Import | ast.ImportFrom)
+             and any((alias.name if isinstance(node, ast.Import) else node.module or "").startswith("simpy")
+                     for alias in node.names)]
+    assert simpy == []
