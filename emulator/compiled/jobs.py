@@ -3,7 +3,7 @@
 A job is a slot of the `state.Jobs` arrays. The free slots are chained through
 ``next`` from ``iv[I_FREE]``; a server's jobs are chained through ``next`` from
 ``head[sid]`` to ``tail[sid]`` in arrival order (-1: none). Written once here and
-inlined where they are called: called instead, they cost a job about 40% more time
+inlined where they are called: called instead, they cost a job about a third more time
 (docs/compiled-engine.md).
 """
 
