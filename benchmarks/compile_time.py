@@ -8,6 +8,16 @@ policies with compiled forms first (the docs' Ring policy, docs/policies.md, und
 names): a policy's kernel holds its own hooks only, so they should cost it nothing.
 
     python benchmarks/compile_time.py            # JSQ and SQ(2), continuous and slotted
+    python benchmarks/compile_time.py --kernel   # each kernel alone, the shared functions cached
+
+``--kernel`` times what a policy's first run adds to the cache of another's, in CPU
+seconds (compilation takes one core; CPU time moves less than wall time on a shared
+machine): a first run of round robin, the same case, fills an empty cache with what
+every kernel shares; then a fresh interpreter runs the case (compiling its kernel, its
+policy's hooks and whatever shared function round robin did not need), and a third
+runs it from the cache; the policy's seconds are the second's less the third's.
+Cases: the event kernels of Random, JSQ, SQ(2), JIQ and JBT-d with zero latency and
+with exponential latency, and SQ(2)'s slot clock.
 """
 
 from __future__ import annotations
@@ -65,11 +75,48 @@ def measure(policy: str, time: str, more: int = 10) -> dict[str, float]:
     return result
 
 
+KERNEL_CASES = [(policy, "continuous", latent) for latent in (False, True)
+                for policy in ("random", "jsq", "sqd", "jiq", "jbt")] + [("sqd", "slotted", False)]
+"""The kernels ``--kernel`` times by default: (policy, time, with latency)."""
+
+def _case_cpu(policy: str, time: str, latent: bool, cache: str) -> float:
+    """CPU seconds of a fresh interpreter's compiled run of the case, from after ``import emulator``."""
+    params = ", d=2" if policy == "sqd" else ""
+    if latent:
+        params += ", latency={'kind': 'exponential', 'mean': 0.01}"
+    code = (f"import time; import emulator; "
+            f"t = time.process_time(); emulator.simulate({policy!r}, servers=4, jobs=100, engine='compiled', "
+            f"time={time!r}{params}); print(time.process_time() - t)")
+    env = {**os.environ, "NUMBA_CACHE_DIR": cache,
+           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env)
+    return float(out.stdout.split()[-1])
+
+
+def kernel_seconds(policy: str, time: str, latent: bool) -> tuple[float, float]:
+    """CPU seconds of round robin's first run on an empty cache, and of the case's first run after it."""
+    with tempfile.TemporaryDirectory() as cache:
+        cold = _case_cpu("round_robin", time, latent, cache)
+        first = _case_cpu(policy, time, latent, cache)
+        cached = _case_cpu(policy, time, latent, cache)
+    return cold, first - cached
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", action="append", help="policies to measure (default jsq, sqd)")
     parser.add_argument("--time", action="append", choices=["continuous", "slotted"])
+    parser.add_argument("--kernel", action="store_true", help="a policy's first run after round robin's (CPU s)")
+    parser.add_argument("--latency", action="store_true", help="with --kernel --policy: with latency")
     args = parser.parse_args()
+    if args.kernel:
+        cases = KERNEL_CASES if not args.policy else [
+            (policy, time, args.latency) for policy in args.policy for time in args.time or ["continuous"]]
+        for policy, time, latent in cases:
+            cold, alone = kernel_seconds(policy, time, latent)
+            print(f"{policy} {time}{' latency' if latent else ''}: {alone:.1f} s after round robin's first run "
+                  f"({cold:.1f} s on an empty cache; CPU)", flush=True)
+        return 0
     for policy in args.policy or ["jsq", "sqd"]:
         for time in args.time or ["continuous", "slotted"]:
             found = measure(policy, time)

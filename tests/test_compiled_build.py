@@ -15,7 +15,11 @@ import pytest
 pytest.importorskip("numba")
 
 from emulator.compiled import build, cache
-from emulator.compiled.policies import HOOKS, common, hooks
+from emulator.compiled.engine import _agree
+from emulator.compiled.loading import form_features
+from emulator.compiled.policies import HOOKS, common, hooks, name_of
+from emulator.compiled.tools import Description
+from emulator.policies import BUILT_IN
 
 FORM = """
 from numba import njit
@@ -48,10 +52,11 @@ def test_a_kernel_binds_its_policys_hooks_and_the_defaults_for_the_rest(template
 
 
 def test_each_policy_has_its_own_kernel_module() -> None:
-    sqd = build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False, False))
-    jsq = build.loop("kernel", "emulator.compiled.policies.jsq", (False, False, False, False))
+    plain = (False,) * len(build.FEATURES["kernel"])
+    sqd = build.loop("kernel", "emulator.compiled.policies.sqd", plain)
+    jsq = build.loop("kernel", "emulator.compiled.policies.jsq", plain)
     assert sqd is not jsq and sqd.simulate is not jsq.simulate
-    assert build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False, False)) is sqd  # built once
+    assert build.loop("kernel", "emulator.compiled.policies.sqd", plain) is sqd  # built once
 
 
 def test_the_copy_keeps_the_templates_line_numbers() -> None:
@@ -67,18 +72,34 @@ def test_the_copy_keeps_the_templates_line_numbers() -> None:
 def test_a_kernel_built_without_a_feature_fixes_its_flag() -> None:
     """Without latency the flag is a constant, so numba drops the message code it guards."""
     assert "    latent = False  # fixed for this kernel" in build.source("kernel", "emulator.compiled.policies.jsq",
-                                                                        (False, False, False, False))
+                                                                        (False,) * len(build.FEATURES["kernel"]))
     assert "    held = True  # fixed for this kernel" in build.source("slotted", "emulator.compiled.policies.jsq",
                                                                       (True, False))
 
 
+def test_only_batch_sqd_and_late_binding_build_kernels_with_whole_batches_or_reservations() -> None:
+    """The event kernel's ``whole`` and ``reserving`` are features: every other policy's kernel is built without
+    their code; a form's `Description` that needs them where its module does not declare them is refused."""
+    declared = {name: form_features(name) for name in BUILT_IN if name_of(name) is not None}
+    assert declared.pop("batch_sqd") == (True, False) and declared.pop("late_binding") == (False, True)
+    assert set(declared.values()) == {(False, False)}
+    text = build.source("kernel", "emulator.compiled.policies.jsq", (False,) * len(build.FEATURES["kernel"]))
+    assert "    whole = False  # fixed for this kernel" in text and "    reserving = False  # fixed" in text
+    with pytest.raises(ValueError, match=r"^batch_sqd: its compiled form's Description\.whole and \.reservations "
+                                         r"must agree with its module's WHOLE_BATCHES and RESERVATIONS"):
+        _agree("batch_sqd", Description())
+    with pytest.raises(ValueError, match=r"^jsq: its compiled form's Description\.whole"):
+        _agree("jsq", Description(reservations=True))
+    _agree("late_binding", Description(reservations=True))  # as its module declares
+
+
 def test_a_users_form_gets_a_new_kernel_file_when_its_file_changes(user_form: Path) -> None:
-    first = Path(build.loop("kernel", "mine_compiled", (False, False, False, False)).__file__)
+    first = Path(build.loop("kernel", "mine_compiled", (False,) * len(build.FEATURES["kernel"])).__file__)
     assert first.exists() and hooks("mine_compiled")[HOOKS.index("dispatch")] is not None
     build.loop.cache_clear()
     user_form.write_text(FORM.format(server=1))
     sys.modules.pop("mine_compiled", None)
-    second = Path(build.loop("kernel", "mine_compiled", (False, False, False, False)).__file__)
+    second = Path(build.loop("kernel", "mine_compiled", (False,) * len(build.FEATURES["kernel"])).__file__)
     assert second != first and second.exists()
     assert not first.exists()  # the copy built from the old file is removed
 
@@ -107,3 +128,16 @@ def test_the_policies_leave_a_messages_way_to_the_transport() -> None:
     folder = Path(build.__file__).parent / "policies"
     reading = [path.name for path in sorted(folder.glob("*.py")) if "P[P_HELD]" in path.read_text()]
     assert reading == []
+
+
+def test_the_package_keeps_its_modules_short_and_simpy_free() -> None:
+    """Each module of the compiled engine stays readable (about 450 lines at most) and runs without SimPy."""
+    package = Path(build.__file__).parent
+    sources = [path for path in package.rglob("*.py") if "__pycache__" not in path.parts]
+    long = {path.name: n for path in sources if (n := len(path.read_text().splitlines())) > 450}
+    assert long == {}
+    simpy = [path.name for path in sources for node in ast.walk(ast.parse(path.read_text()))
+             if isinstance(node, ast.Import | ast.ImportFrom)
+             and any((alias.name if isinstance(node, ast.Import) else node.module or "").startswith("simpy")
+                     for alias in node.names)]
+    assert simpy == []

@@ -54,11 +54,12 @@ def dispatchers() -> list[Any]:
     from numba.core.dispatcher import Dispatcher
 
     from ..policies import BUILT_IN
-    from . import core, network, occupancy, recorder, slots
+    from . import binding, core, failing, faults, jobs, needs, network, occupancy, ps, recorder, slots
     from .policies import common, module
 
     forms = [module(name) for name in BUILT_IN if _has_form(name)]
-    modules = (core, network, occupancy, recorder, slots, common, *forms, *_built)
+    modules = (binding, core, failing, faults, jobs, needs, network, occupancy, ps, recorder, slots, common, *forms,
+               *_built)
     found = [value for module in modules for value in vars(module).values() if isinstance(value, Dispatcher)]
     unique = list({id(d): d for d in found}.values())  # functions imported by a sibling appear twice
     return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]

@@ -85,6 +85,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
 
     simulate = loop("kernel", name_of(policy.name), features(point, policy)).simulate  # built when first used
     description = module(policy.name).describe(policy.config, PointView(point), speeds)
+    _agree(policy.name, description)
     P, Q = _parameters(point, policy, description)
     latent = scenario.network.latency.mean != 0
     P[S.P_LATENT] = latent
@@ -299,6 +300,16 @@ def _parameters(point: Point, policy: ResolvedPolicy, description: Any) -> tuple
     Q[S.Q_BOUNDS:S.Q_BOUNDS + len(bounds)] = bounds
     pack(description, P, Q)
     return P, Q
+
+
+def _agree(name: str, description: Any) -> None:
+    """Refuse a compiled form whose `tools.Description` needs kernel code its module does not declare (a kernel
+    built without it would ignore whole batches or reservations: a silently wrong run)."""
+    from .loading import form_features
+
+    if (description.whole > 0, description.reservations) != form_features(name):
+        raise ValueError(f"{name}: its compiled form's Description.whole and .reservations must agree with its "
+                         f"module's WHOLE_BATCHES and RESERVATIONS (emulator.compiled.loading.form_features)")
 
 
 def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,

@@ -27,9 +27,11 @@ where it can be called again and go on exactly where it stopped.
 
 A job reaches its server in one place (the end of the loop: at once with zero
 latency, at its transfer's delivery with latency). A server's length changes in
-two places only (``length[sid] += 1`` on an accepted arrival, ``-= 1`` on a
-departure), each next to the recorder's area update for the same instant; there
-the occupancy observer (`occupancy`) is told, as the SimPy servers tell theirs.
+two places here (``length[sid] += 1`` on an accepted arrival, ``-= 1`` on a
+departure), and in `failing` where a failure loses its jobs, each next to the
+recorder's update for the same instant; there the occupancy observer (`occupancy`)
+is told, as the SimPy servers tell theirs. What a step needs from Python before
+it starts (room, draws) is asked of `needs`; job slots and FIFO lists are `jobs`'s.
 The source stops once the window has closed and every measured job has reached
 its server, as the model's does.
 """
@@ -38,13 +40,14 @@ from __future__ import annotations
 
 from numba import njit
 
-from . import binding, faults, occupancy
+from . import binding, faults, needs, occupancy
 from . import failing as failures
 from . import ps as sharing_
-from .core import list_room, pop, push, replace_first, unmanaged, view
-from .network import answer, close_ask, post, release, room
+from .core import pop, push, replace_first, unmanaged, view
+from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
+from .network import answer, close_ask, post, release
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
-from .recorder import RESPONSE_BATCH, edge, leave
+from .recorder import RESPONSE_BATCH, edge, enter, leave
 from .state import (
     A_DISPATCHERS,
     A_JOB,
@@ -54,9 +57,7 @@ from .state import (
     BAD_SERVER,
     DONE,
     EMPTY,
-    F_AREA,
     F_ARRIVAL,
-    F_LAST,
     F_NOW,
     FLUSH,
     I_ARRIVAL_EID,
@@ -69,63 +70,34 @@ from .state import (
     I_BATCH_TAIL,
     I_BLOCKED,
     I_CHOICE,
-    I_CHOICE_K,
-    I_CHOICE_N,
     I_CURRENT,
     I_EDGES,
     I_EID,
     I_FINISHED,
-    I_FREE,
     I_GAP,
     I_GAPS_FINAL,
     I_HEAP,
-    I_HEAP_CAP,
     I_INIT,
-    I_INSYS,
     I_JOB,
-    I_LEVEL_CAP,
-    I_LEVELS,
-    I_LOSS,
     I_MAXLEN,
     I_NGAP,
-    I_NLOSS,
     I_NRESP,
-    I_NSIZE,
-    I_NSPLIT,
-    I_OCC_HIGH,
     I_ORIGIN,
     I_SIZE,
-    I_SPLIT,
     I_SRC,
     I_TRANSFERS,
     I_UPDATING,
     NEED_CHOICE,
     NEED_GAPS,
-    NEED_HEAP,
-    NEED_JOBS,
-    NEED_LEVELS,
     NEED_LISTS,
-    NEED_NETWORK,
-    NEED_OCCUPANCY,
-    NEED_RESERVATIONS,
-    NEED_SIZES,
-    NEED_SPLIT,
     P_CAPACITY,
     P_CHECKED,
-    P_CHOICE_AT_DEPARTURE,
-    P_CHOICE_AT_DISPATCH,
-    P_CHOICE_AT_TIMER,
     P_D,
-    P_INDEX,
     P_JOBS,
     P_LATENT,
-    P_LISTS,
-    P_LISTS_AT_ARRIVAL,
-    P_LISTS_AT_DEPARTURE,
     P_N,
     P_OCCUPANCY,
     P_POOL,
-    P_ROOM,
     P_SHARES,
     P_TIMER,
     P_WARMUP,
@@ -133,7 +105,6 @@ from .state import (
     PAUSE,
     POLICY_MESSAGE,
     POOL_END,
-    Q_BOUNDS,
     Q_PERIOD,
     QUERY_EVENT,
     REPLY_EVENT,
@@ -180,16 +151,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     capacity = P[P_CAPACITY]
     pool = P[P_POOL] == 1
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
-    choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
-    choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
-    index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
-        P[P_LISTS_AT_DEPARTURE] != 0
     latent = P[P_LATENT] != 0  # feature: every message an event (`network`)
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
-    lists = P[P_LISTS] != 0
-    reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
-    whole = P[P_WHOLE] > 0  # the policy places whole batches (zero latency): `model.build.BatchSource`
+    reserving = len(T.binding) > 1  # feature: late binding, a dispatch places reservations (`binding`)
+    whole = P[P_WHOLE] > 0  # feature: the policy places whole batches (zero latency), `model.build.BatchSource`
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
     if start:
         iv[I_INIT] = 0
@@ -216,15 +182,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         slot, sid, via_list = -1, -1, False
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2 or iv[I_SRC] == 4:
-            if iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
-                if pool and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
-                    return NEED_HEAP
-                if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
-                    return NEED_OCCUPANCY
-                m = min(P[P_N], P[P_WHOLE] * iv[I_BATCH])  # its ask's sample: `Uniforms.sample(N, m)`
-                if iv[I_BATCH_AT] == 0 and m != 2 and 4 * m > P[P_N] and iv[I_CHOICE] == 0:
-                    iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], m
-                    return NEED_CHOICE
+            if whole and iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
+                need = needs.batch_member(P, iv, occ_count, occ_totals)
+                if need:
+                    return need
                 slot = iv[I_BATCH_HEAD]
                 iv[I_BATCH_HEAD] = j_next[slot]
                 iv[I_CURRENT] = slot
@@ -245,46 +206,22 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     if (not latent or iv[I_ARRIVED] == jobs) and not (whole and iv[I_BATCH_HELD] > 0):
                         iv[I_SRC] = 3  # (whole batches: between batches only, as `BatchSource`)
                         break
-                if iv[I_SIZE] >= iv[I_NSIZE]:
-                    return NEED_SIZES
-                if n_dispatchers > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
-                    return NEED_SPLIT
-                if iv[I_FREE] < 0:
-                    return NEED_JOBS
-                if (pool or ps or failing) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
-                    return NEED_HEAP
-                if index and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
-                    return NEED_LEVELS
-                if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
-                    return NEED_OCCUPANCY
-                if choice_at_dispatch > 0 and iv[I_CHOICE] == 0:
-                    iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_dispatch
-                    return NEED_CHOICE
-                if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the job arrives
-                    return NEED_LISTS
-                if latent and not room(P, iv):
-                    return NEED_NETWORK
-                if reserving and not binding.room(T.binding, P[P_N] + 1):
-                    return NEED_RESERVATIONS
+                need = needs.arrival(P, iv, T.lists, T.binding, occ_count, occ_totals, pool or ps or failing, latent,
+                                     reserving)
+                if need:
+                    return need
                 now = fv[F_NOW]
                 if job == warmup:
                     edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                 iv[I_JOB] = job + 1
-                slot = iv[I_FREE]
-                iv[I_FREE] = j_next[slot]
+                slot = take_slot(iv, j_next)
                 j_arrival[slot] = now
                 j_size[slot] = sizes[iv[I_SIZE]]
                 iv[I_SIZE] += 1
                 j_measured[slot] = job + 1 if warmup <= job < warmup + jobs else 0
                 dispatcher = 0
                 if n_dispatchers > 1 and not (whole and iv[I_BATCH_HELD] > 0):  # whole: one per batch
-                    u = split[iv[I_SPLIT]]
-                    iv[I_SPLIT] += 1
-                    if shares:  # bisect_right over the cumulative shares
-                        while Q[Q_BOUNDS + dispatcher] <= u:
-                            dispatcher += 1
-                    else:
-                        dispatcher = int(u * n_dispatchers)
+                    dispatcher = pick_dispatcher(Q, iv, split, n_dispatchers, shares)
                 if whole:  # held, chained, until the batch is complete (the next gap > 0)
                     if iv[I_BATCH_HELD] == 0:
                         iv[I_BATCH_HEAD] = slot
@@ -357,30 +294,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     continue
                 if wait:
                     return wait
-            if kind == TIMER and code < 4 and choice_at_timer > 0 and iv[I_CHOICE] == 0:
-                iv[I_CHOICE_N], iv[I_CHOICE_K] = P[P_N], choice_at_timer
-                return NEED_CHOICE
-            if lists_at_departure and (kind == SERVICE_END or kind == POOL_END or (failing and kind == TIMER)):
-                if not list_room(iv, T.lists):
-                    return NEED_LISTS  # e.g. a token or a report after the departure
-                if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most
-                    return NEED_NETWORK
-            if choice_at_departure > 0 and iv[I_CHOICE] == 0 and (kind == SERVICE_END or kind == POOL_END):
-                leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
-                if length[leaving] == 1:  # it will be idle: its token samples dispatchers first thing
-                    iv[I_CHOICE_N], iv[I_CHOICE_K] = n_dispatchers, choice_at_departure
-                    return NEED_CHOICE
-            if latent:  # a delivered message may send more, reach a server or list an id: room first
-                if not room(P, iv):
-                    return NEED_NETWORK
-                if reserving and not binding.room(T.binding, 1):  # (late binding: a reservation arrives)
-                    return NEED_RESERVATIONS
-                if lists and not list_room(iv, T.lists):
-                    return NEED_LISTS
-                if index and (iv[I_LEVELS] + 2 >= iv[I_LEVEL_CAP] or iv[I_MAXLEN] + 2 >= iv[I_LEVEL_CAP]):
-                    return NEED_LEVELS
-                if occ and (iv[I_OCC_HIGH] + 1 >= len(occ_count) or iv[I_INSYS] + 1 >= occ_totals.shape[1]):
-                    return NEED_OCCUPANCY
+            need = needs.event(P, iv, T.lists, length, j_next, code, failing)
+            if not need and latent:  # a delivered message may send more, reach a server or list an id: room first
+                need = needs.delivery(P, iv, T.lists, T.binding, occ_count, occ_totals, reserving)
+            if need:
+                return need
             # -- the next event -----------------------------------------------------------------
             now = heap[0]
             fv[F_NOW] = now
@@ -394,10 +312,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                                            inv_speed[sid * speed_index], sid, now)
                 elif kind == SERVICE_END:  # the FIFO server's first job leaves
                     sid = code >> 2
-                    slot = head[sid]
-                    head[sid] = j_next[slot]
-                    if head[sid] < 0:
-                        tail[sid] = -1
+                    slot = first_leaves(head, tail, j_next, sid)
                 else:  # a pool task completes
                     slot = code >> 2
                     sid = j_next[slot]
@@ -405,8 +320,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 leave(iv, fv, responses, now, j_arrival[slot], j_at[slot], j_start[slot], j_measured[slot])
                 if occ:
                     occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
-                j_next[slot] = iv[I_FREE]
-                iv[I_FREE] = slot
+                free_slot(iv, j_next, slot)
                 iv[I_ORIGIN] = j_dispatcher[slot]
                 on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                 if ps:
@@ -424,7 +338,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                         failures.departed(iv, fail, sid, following, j_size[following] * inv_speed[sid * speed_index]
                                           if following >= 0 else 0.0, now)
                 # Late binding: the job that the idle server's request fetched reaches it now (below).
-                slot = binding.handed(T.binding)
+                slot = binding.handed(T.binding) if reserving else -1
                 if slot >= 0:
                     iv[I_TRANSFERS] += 1
                 else:
@@ -480,23 +394,19 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         if latent and measured:
             iv[I_ARRIVED] += 1
         if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
-            j_next[slot] = iv[I_FREE]
-            iv[I_FREE] = slot
+            free_slot(iv, j_next, slot)
             continue
         if blocked:
             if measured:  # Recorder.block
                 iv[I_BLOCKED] += 1
                 iv[I_FINISHED] += 1
-            j_next[slot] = iv[I_FREE]
-            iv[I_FREE] = slot
+            free_slot(iv, j_next, slot)
         else:
             length[sid] += 1
             if latent and length[sid] > iv[I_MAXLEN]:
                 iv[I_MAXLEN] = length[sid]
             j_at[slot] = now
-            fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
-            fv[F_LAST] = now
-            iv[I_INSYS] += 1
+            enter(iv, fv, now)
             if occ:
                 occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
             size = j_size[slot]
@@ -509,12 +419,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 j_next[slot] = sid
                 push(heap, iv, now + size * inv_speed[sid * speed_index], POOL_END + 4 * slot)
             else:
-                j_next[slot] = -1
-                if tail[sid] < 0:
-                    head[sid] = slot
-                else:
-                    j_next[tail[sid]] = slot
-                tail[sid] = slot
+                append(head, tail, j_next, sid, slot)
                 if failing:  # an idle server that is up resumes its process at an event now
                     failures.arrived(heap, iv, fail, sid, head, now)
                 elif length[sid] == 1:  # idle: its service starts now

@@ -40,11 +40,21 @@ Measured on 2 shared cores: 10-25 s by policy and loop (docs/compiled-engine.md)
 def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
     """The kernel's `build.FEATURES` for this case: latency (the event kernel) or held slot messages (the slot
     clock), whether the policy's decisions are checked (a policy that is not built in), and (the event kernel)
-    processor-sharing servers and whether servers fail."""
+    processor-sharing servers, whether servers fail, and whether the policy's compiled form places whole batches
+    or reservations (its module's `WHOLE_BATCHES`, `RESERVATIONS`)."""
     checked = policy.name not in BUILT_IN
     if point.scenario.system.time == "slotted":
         return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
     return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
-            point.scenario.system.failures is not None)
+            point.scenario.system.failures is not None, *form_features(policy.name))
+
+
+def form_features(name: str) -> tuple[bool, bool]:
+    """Whether policy ``name``'s compiled form places whole batches, and reservations: the event kernel's
+    features ``whole`` and ``reserving``, which the form's `tools.Description` must agree with (`engine`)."""
+    from .policies import module
+
+    form = module(name)
+    return bool(getattr(form, "WHOLE_BATCHES", False)), bool(getattr(form, "RESERVATIONS", False))
 
 

@@ -20,6 +20,7 @@ import numpy as np
 from numba import njit
 
 from .core import push
+from .jobs import append
 from .state import I_EID, SERVICE_END
 
 PS_VIRTUAL = 0  # work each job here has received since the server was last idle
@@ -46,12 +47,7 @@ def arrive(sharing: np.ndarray, length: np.ndarray, head: np.ndarray, tail: np.n
     row[PS_LAST] = now
     finish = row[PS_VIRTUAL] + j_size[slot]
     j_start[slot] = finish
-    j_next[slot] = -1
-    if tail[sid] < 0:
-        head[sid] = slot
-    else:
-        j_next[tail[sid]] = slot
-    tail[sid] = slot
+    append(head, tail, j_next, sid, slot)
     if before == 0 or finish < j_start[int(row[PS_FIRST])]:  # a tie goes to the job that came first
         row[PS_FIRST] = slot
 

@@ -46,6 +46,14 @@ def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, wind
 
 
 @njit(cache=True, inline="always")
+def enter(iv: np.ndarray, fv: np.ndarray, now: float) -> None:
+    """`Recorder.enter`: a job enters the system at ``now``."""
+    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])
+    fv[F_LAST] = now
+    iv[I_INSYS] += 1
+
+
+@njit(cache=True, inline="always")
 def leave(iv: np.ndarray, fv: np.ndarray, responses: np.ndarray, now: float, arrival: float,
           at_server: float, start: float, measured: int) -> None:
     """`Recorder.leave`; ``measured`` is the job's arrival number + 1, or 0 if it is not measured.

@@ -37,16 +37,16 @@ from numba import njit
 
 from . import occupancy
 from .core import list_room, pop, unmanaged, view
+from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
+from .needs import occupancy_full
 from .network import release
 from .network import room as network_room  # (`room` here counts the job slots)
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_arrive_batch, on_depart, timer  # hooks
-from .recorder import RESPONSE_BATCH, edge, leave
+from .recorder import RESPONSE_BATCH, edge, enter, leave
 from .slots import BEGIN, JOBS, MEMBER, ORDER, SIZE, groups
 from .state import (
     BAD_SERVER,
     DONE,
-    F_AREA,
-    F_LAST,
     F_NOW,
     FLUSH,
     I_BAD,
@@ -56,7 +56,6 @@ from .state import (
     I_CHOICE_N,
     I_EDGES,
     I_FINISHED,
-    I_FREE,
     I_HEAP,
     I_INIT,
     I_INSYS,
@@ -65,7 +64,6 @@ from .state import (
     I_LEVELS,
     I_NRESP,
     I_NSPLIT,
-    I_OCC_HIGH,
     I_SPLIT,
     I_TRANSFERS,
     I_UPDATING,
@@ -93,7 +91,6 @@ from .state import (
     P_TIMER,
     P_WARMUP,
     PAUSE,
-    Q_BOUNDS,
     Q_PERIOD,
 )
 
@@ -210,15 +207,12 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                         sv[S_SID], sv[S_SERVED] = sid, served
                         iv[I_CHOICE_N], iv[I_CHOICE_K] = n_dispatchers, choice_at_departure
                         return NEED_CHOICE
-                    head[sid] = j_next[slot]
-                    if head[sid] < 0:
-                        tail[sid] = -1
+                    first_leaves(head, tail, j_next, sid)
                     length[sid] -= 1
                     leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
                     if occ:
                         occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
-                    j_next[slot] = iv[I_FREE]
-                    iv[I_FREE] = slot
+                    free_slot(iv, j_next, slot)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                     served += 1
                     budget -= 1
@@ -281,15 +275,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     if job == warmup or job == warmup + jobs:
                         edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
                     iv[I_JOB] = job + 1
-                    dispatcher = 0
-                    if n_dispatchers > 1:
-                        u = split[iv[I_SPLIT]]
-                        iv[I_SPLIT] += 1
-                        if shares:  # bisect_right over the cumulative shares
-                            while Q[Q_BOUNDS + dispatcher] <= u:
-                                dispatcher += 1
-                        else:
-                            dispatcher = int(u * n_dispatchers)
+                    dispatcher = pick_dispatcher(Q, iv, split, n_dispatchers, shares) if n_dispatchers > 1 else 0
                     member[k] = dispatcher
                     if not batch:  # a decision of its own
                         order[k], begin[k], size[k], jobs_of[k] = dispatcher, k, 1, k
@@ -319,7 +305,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     return NEED_JOBS
                 if index and max(iv[I_LEVELS] + 1, sv[S_MAXLEN] + k + 1) >= iv[I_LEVEL_CAP]:
                     return NEED_LEVELS
-                if occ and (iv[I_OCC_HIGH] + k >= len(occ_count) or iv[I_INSYS] + k >= occ_totals.shape[1]):
+                if occ and occupancy_full(iv, occ_count, occ_totals, k):
                     return NEED_OCCUPANCY
                 if choice_at_dispatch > 0 and iv[I_CHOICE] == 0:
                     iv[I_CHOICE_N], iv[I_CHOICE_K] = n, choice_at_dispatch
@@ -343,20 +329,12 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                             iv[I_BLOCKED] += 1
                             iv[I_FINISHED] += 1
                         continue
-                    slot = iv[I_FREE]
-                    iv[I_FREE] = j_next[slot]
+                    slot = take_slot(iv, j_next)
                     j_arrival[slot] = now
                     j_measured[slot] = measured
-                    j_next[slot] = -1
-                    if tail[sid] < 0:
-                        head[sid] = slot
-                    else:
-                        j_next[tail[sid]] = slot
-                    tail[sid] = slot
+                    append(head, tail, j_next, sid, slot)
                     length[sid] += 1
-                    fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
-                    fv[F_LAST] = now
-                    iv[I_INSYS] += 1
+                    enter(iv, fv, now)
                     if occ:
                         occupancy.arrive(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
                     accepted += 1

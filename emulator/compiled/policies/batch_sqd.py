@@ -23,6 +23,7 @@ from ..tools import Description, Tools
 from .common import round_trips
 
 PARAMS = frozenset({"d", "fill"})
+WHOLE_BATCHES = True  # the kernel holds each batch until it is complete (`Description.whole`; `loading.features`)
 D, WATER = P_PARAMS, P_PARAMS + 1
 
 

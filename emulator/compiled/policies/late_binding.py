@@ -33,6 +33,7 @@ from ..tools import Description, Tools, needs_choice
 from .common import nothing_timer
 
 PARAMS = frozenset({"d"})
+RESERVATIONS = True  # the kernel keeps reservations and hands their jobs over (`binding`; `loading.features`)
 D = P_PARAMS
 RESERVATION, REQUEST, CANCEL = int(Kind.RESERVATION), int(Kind.REQUEST), int(Kind.CANCEL)
 # With latency, what a message record carries (`network`): a reservation (server, ticket), a

@@ -1,0 +1,154 @@
+"""What a step of the event kernel may need from Python before it starts: a `state` code, 0 for nothing.
+
+Before any step that could outgrow an array or read past a buffer, the kernel (`kernel`) asks
+here; it returns the code to the engine, which refills or grows what the code names, and the
+step starts again from the same point at the next call. The checks are written once here and
+inlined where they are called (per job: a call would cost more than the check).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from . import binding
+from .core import list_room
+from .network import room
+from .state import (
+    I_BATCH,
+    I_BATCH_AT,
+    I_CHOICE,
+    I_CHOICE_K,
+    I_CHOICE_N,
+    I_FREE,
+    I_HEAP,
+    I_HEAP_CAP,
+    I_INSYS,
+    I_LEVEL_CAP,
+    I_LEVELS,
+    I_LOSS,
+    I_MAXLEN,
+    I_NLOSS,
+    I_NSIZE,
+    I_NSPLIT,
+    I_OCC_HIGH,
+    I_SIZE,
+    I_SPLIT,
+    NEED_CHOICE,
+    NEED_HEAP,
+    NEED_JOBS,
+    NEED_LEVELS,
+    NEED_LISTS,
+    NEED_NETWORK,
+    NEED_OCCUPANCY,
+    NEED_RESERVATIONS,
+    NEED_SIZES,
+    NEED_SPLIT,
+    P_CHOICE_AT_DEPARTURE,
+    P_CHOICE_AT_DISPATCH,
+    P_CHOICE_AT_TIMER,
+    P_D,
+    P_INDEX,
+    P_LISTS,
+    P_LISTS_AT_ARRIVAL,
+    P_LISTS_AT_DEPARTURE,
+    P_N,
+    P_OCCUPANCY,
+    P_POOL,
+    P_ROOM,
+    P_WHOLE,
+    POOL_END,
+    SERVICE_END,
+    TIMER,
+)
+
+
+@njit(cache=True, inline="always")
+def occupancy_full(iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray, k: int) -> bool:
+    """Whether the occupancy arrays (`occupancy`) may be too short for ``k`` more jobs."""
+    return iv[I_OCC_HIGH] + k >= len(occ_count) or iv[I_INSYS] + k >= occ_totals.shape[1]
+
+
+@njit(cache=True, inline="always")
+def choice(iv: np.ndarray, n: int, k: int) -> int:
+    """NEED_CHOICE: the engine draws ``rng.choice`` of ``k`` of ``n`` for the next `core.sample`."""
+    iv[I_CHOICE_N], iv[I_CHOICE_K] = n, k
+    return NEED_CHOICE
+
+
+@njit(cache=True, inline="always")
+def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.ndarray, occ_count: np.ndarray,
+            occ_totals: np.ndarray, events: bool, latent: bool, reserving: bool) -> int:
+    """Before the source's next job: its size, split uniform and slot, and room for what its dispatch may add
+    (``events``: an arrival may schedule an event, as at a pool, a PS or a failing server)."""
+    if iv[I_SIZE] >= iv[I_NSIZE]:
+        return NEED_SIZES
+    if P[P_D] > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
+        return NEED_SPLIT
+    if iv[I_FREE] < 0:
+        return NEED_JOBS
+    if events and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+        return NEED_HEAP
+    if P[P_INDEX] != 0 and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
+        return NEED_LEVELS
+    if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
+        return NEED_OCCUPANCY
+    if P[P_CHOICE_AT_DISPATCH] > 0 and iv[I_CHOICE] == 0:
+        return choice(iv, P[P_N], P[P_CHOICE_AT_DISPATCH])
+    if P[P_LISTS_AT_ARRIVAL] != 0 and not list_room(iv, lists):  # e.g. a report when the job arrives
+        return NEED_LISTS
+    if latent and not room(P, iv):
+        return NEED_NETWORK
+    if reserving and not binding.room(reservations, P[P_N] + 1):
+        return NEED_RESERVATIONS
+    return 0
+
+
+@njit(cache=True, inline="always")
+def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
+    """Before the next job of a whole batch reaches the policy (`kernel`'s source state 4)."""
+    if P[P_POOL] == 1 and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+        return NEED_HEAP
+    if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
+        return NEED_OCCUPANCY
+    m = min(P[P_N], P[P_WHOLE] * iv[I_BATCH])  # its ask's sample: `Uniforms.sample(N, m)`
+    if iv[I_BATCH_AT] == 0 and m != 2 and 4 * m > P[P_N] and iv[I_CHOICE] == 0:
+        return choice(iv, P[P_N], m)
+    return 0
+
+
+@njit(cache=True, inline="always")
+def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, j_next: np.ndarray, code: int,
+          failing: bool) -> int:
+    """Before the event ``code`` at the heap's top: the draws and list room of a timer or a departure."""
+    kind = code & 3
+    if kind == TIMER and code < 4 and P[P_CHOICE_AT_TIMER] > 0 and iv[I_CHOICE] == 0:
+        return choice(iv, P[P_N], P[P_CHOICE_AT_TIMER])
+    departure = kind == SERVICE_END or kind == POOL_END
+    if P[P_LISTS_AT_DEPARTURE] != 0 and (departure or (failing and kind == TIMER)):
+        if not list_room(iv, lists):
+            return NEED_LISTS  # e.g. a token or a report after the departure
+        if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most
+            return NEED_NETWORK
+    if P[P_CHOICE_AT_DEPARTURE] > 0 and iv[I_CHOICE] == 0 and departure:
+        leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
+        if length[leaving] == 1:  # it will be idle: its token samples dispatchers first thing
+            return choice(iv, P[P_D], P[P_CHOICE_AT_DEPARTURE])
+    return 0
+
+
+@njit(cache=True, inline="always")
+def delivery(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.ndarray, occ_count: np.ndarray,
+             occ_totals: np.ndarray, reserving: bool) -> int:
+    """With latency, before the next event: a delivered message may send more, reach a server or list an id."""
+    if not room(P, iv):
+        return NEED_NETWORK
+    if reserving and not binding.room(reservations, 1):  # (late binding: a reservation arrives)
+        return NEED_RESERVATIONS
+    if P[P_LISTS] != 0 and not list_room(iv, lists):
+        return NEED_LISTS
+    if P[P_INDEX] != 0 and (iv[I_LEVELS] + 2 >= iv[I_LEVEL_CAP] or iv[I_MAXLEN] + 2 >= iv[I_LEVEL_CAP]):
+        return NEED_LEVELS
+    if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
+        return NEED_OCCUPANCY
+    return 0
