@@ -56,9 +56,9 @@ from .state import (
     I_LOSS,
     I_NLOSS,
     I_TRANSFERS,
+    NEED_COPIES,
     NEED_HEAP,
     NEED_JOBS,
-    NEED_COPIES,
     NEED_NETWORK,
     NEED_OCCUPANCY,
     POLICY_MESSAGE,
@@ -167,7 +167,7 @@ def room(iv: np.ndarray, cp: Copies, next_: np.ndarray, occ: bool, totals: np.nd
 def send(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
          jobs: tuple, measures: tuple, cp: Copies, first: int) -> None:
     """`RedundancyPolicy.dispatch` after its draw: job slot ``first`` as copies to ``T.picked[:d]``, in order."""
-    arrival, at, size, start, next_, measured, dispatcher = jobs
+    arrival, size, next_, measured, dispatcher = jobs[0], jobs[2], jobs[4], jobs[5], jobs[6]
     C, cv = cp.slots, cp.cv
     d = cv[V_D]
     previous = -1
@@ -229,7 +229,7 @@ def settled(cp: Copies) -> bool:
 def _accept(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
             jobs: tuple, measures: tuple, cp: Copies, slot: int) -> None:
     """`CopyServer.accept`: copy ``slot`` reaches its server (or is dropped there, its cancel first)."""
-    length, head, tail, inv_speed, speed_index = servers
+    length, head, tail = servers[0], servers[1], servers[2]
     at, next_, measured = jobs[1], jobs[4], jobs[5]
     C = cp.slots
     sid = C[slot, TARGET]

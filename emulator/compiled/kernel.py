@@ -39,9 +39,9 @@ from __future__ import annotations
 from numba import njit
 
 from . import binding, faults, occupancy
+from . import copying as copies_
 from . import failing as failures
 from . import ps as sharing_
-from . import copying as copies_
 from .core import list_room, pop, push, replace_first, unmanaged, view
 from .network import answer, close_ask, post, release, room
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
