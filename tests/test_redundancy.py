@@ -136,3 +136,23 @@ def test_no_single_copy_lower_bound_is_shown_beside_it() -> None:
     point = emulator.Scenario.from_dict({"system": {"servers": 100}, "workload": {"load": 0.3},
                                          "policies": [{"name": "redundancy", "d": 3}, {"name": "jsq"}]}).points()[0]
     assert bound(point) is None
+
+
+@pytest.mark.parametrize("options", [
+    # Zero latency: cancels at the first completion, several dispatchers, listed speeds, occupancy.
+    {"d": 3, "dispatchers": 2, "speeds": [1.0, 2.0, 0.5, 1.5, 1.0, 1.0], "occupancy": True},
+    # Cancels at the first start, identical copies, d > N / 4 (rng.choice), lost cancels at zero latency.
+    {"d": 5, "cancel": "start", "copies": "identical", "loss": 0.2, "timeout": 0.1},
+    # With latency a cancel may come before its copy (dropped), or stop a copy in service (wasted work).
+    {"d": 2, "cancel": "start", "latency": {"kind": "exponential", "mean": 0.3}},
+    {"d": 3, "latency": {"kind": "deterministic", "mean": 0.2}, "loss": 0.1, "timeout": 0.5},
+])
+def test_the_compiled_engine_gives_simpys_rows(options: dict[str, Any]) -> None:
+    """Copies, cancels and wasted work come out of the kernel as SimPy computes them (floats by repr)."""
+    common: dict[str, Any] = dict(servers=6, load=0.8, jobs=3000, seed=9, response_bins=True, **options)
+    simpy = emulator.simulate("redundancy", engine="simpy", **common)
+    kernel = emulator.simulate("redundancy", engine="compiled", **common)
+    assert kernel["engine"] == "compiled"
+    assert simpy["copies_per_job"] == options["d"] and simpy["wasted_work_per_job"] >= 0.0
+    columns = [key for key in simpy if key not in ("wall_seconds", "engine")]
+    assert {key: (simpy[key], kernel[key]) for key in columns if repr(simpy[key]) != repr(kernel[key])} == {}

@@ -220,8 +220,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     while True:
         # What reaches a server in this step, if anything: a job slot, the server, via a list.
         slot, sid, via_list = -1, -1, False
-        if copies:  # room for a job's copies, or for the services and cancels of a step (`copying`)
-            need = copies_.room(iv, cp, j_next, occ, occ_totals, iv[I_SRC] == 1)
+        if copies:  # room for the services and cancels of a step (`copying`)
+            need = copies_.room(iv, cp, j_next, occ, occ_totals, False)
             if need:
                 return need
         # -- the source, when a job is due now or it needs its next gap ------------------
@@ -261,6 +261,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     return NEED_SPLIT
                 if iv[I_FREE] < 0:
                     return NEED_JOBS
+                if copies:  # and for the job's copies (a batch's next job is dispatched in this step too)
+                    need = copies_.room(iv, cp, j_next, occ, occ_totals, True)
+                    if need:
+                        return need
                 if (pool or ps or failing) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
                     return NEED_HEAP
                 if index and iv[I_LEVELS] + 1 >= iv[I_LEVEL_CAP]:
