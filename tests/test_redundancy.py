@@ -141,6 +141,9 @@ def test_no_single_copy_lower_bound_is_shown_beside_it() -> None:
 @pytest.mark.parametrize("options", [
     # Zero latency: cancels at the first completion, several dispatchers, listed speeds, occupancy.
     {"d": 3, "dispatchers": 2, "speeds": [1.0, 2.0, 0.5, 1.5, 1.0, 1.0], "occupancy": True},
+    # Batches: a batch's jobs are dispatched in one step, each with its copies, as the job slots run out.
+    {"d": 2, "servers": 20, "load": 0.9, "jobs": 4000, "seed": 7,
+     "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "service": {"kind": "erlang", "k": 3}},
     # Cancels at the first start, identical copies, d > N / 4 (rng.choice), lost cancels at zero latency.
     {"d": 5, "cancel": "start", "copies": "identical", "loss": 0.2, "timeout": 0.1},
     # With latency a cancel may come before its copy (dropped), or stop a copy in service (wasted work).
@@ -149,7 +152,7 @@ def test_no_single_copy_lower_bound_is_shown_beside_it() -> None:
 ])
 def test_the_compiled_engine_gives_simpys_rows(options: dict[str, Any]) -> None:
     """Copies, cancels and wasted work come out of the kernel as SimPy computes them (floats by repr)."""
-    common: dict[str, Any] = dict(servers=6, load=0.8, jobs=3000, seed=9, response_bins=True, **options)
+    common: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 9, "response_bins": True, **options}
     simpy = emulator.simulate("redundancy", engine="simpy", **common)
     kernel = emulator.simulate("redundancy", engine="compiled", **common)
     assert kernel["engine"] == "compiled"
