@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from . import faults, occupancy
-from .core import push
+from .core import push, unmanaged
 from .network import post, release
 from .recorder import leave
 from .state import (
@@ -139,17 +139,32 @@ class Arrays:
 
 
 # -- the kernel's side -------------------------------------------------------------------------
-@njit(cache=True)
-def room(iv: np.ndarray, cp: Copies, next_: np.ndarray, occ: bool, totals: np.ndarray, source: bool) -> int:
-    """0 if the next step cannot run out of slots, rows, sizes, heap, loss uniforms or occupancy room, else
-    what the engine must do first. ``source``: a job may be dispatched in this step."""
+@njit(cache=True, inline="always")
+def views(cp: Copies) -> Copies:
+    """``cp`` with every array an `unmanaged` view: the kernel's calls pass them without reference counting."""
+    return Copies(unmanaged(cp.cv), unmanaged(cp.wasted), unmanaged(cp.slots), unmanaged(cp.serving),
+                  unmanaged(cp.sizes), unmanaged(cp.stack))
+
+
+@njit(cache=True, inline="always")
+def room(iv: np.ndarray, cp: Copies) -> int:
+    """0 if the next step cannot run out of heap or loss uniforms, else what the engine must do first."""
     d = cp.cv[V_D]
-    if iv[I_HEAP_CAP] - iv[I_HEAP] < 2 * d + 4:  # a step starts at most d services (and no cascade: `event`)
+    if iv[I_HEAP_CAP] - iv[I_HEAP] < 2 * d + 4:  # a step starts at most d services (`_cancel_others`)
         return NEED_HEAP
     if iv[I_NLOSS] - iv[I_LOSS] < d + 2:  # (zero latency with loss: one draw per cancel)
         return NEED_NETWORK
-    if not source:
-        return 0
+    return 0
+
+
+@njit(cache=True)
+def room_for_job(iv: np.ndarray, cp: Copies, next_: np.ndarray, occ: bool, totals: np.ndarray) -> int:
+    """`room`, and 0 if a job's copies find their slots, rows, sizes and occupancy room, else what the engine
+    must do first."""
+    need = room(iv, cp)
+    if need:
+        return need
+    d = cp.cv[V_D]
     free, slot = 0, iv[I_FREE]
     while free < d and slot >= 0:
         free += 1
@@ -225,7 +240,7 @@ def settled(cp: Copies) -> bool:
     return cp.cv[V_UNSETTLED] == 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _accept(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
             jobs: tuple, measures: tuple, cp: Copies, slot: int) -> None:
     """`CopyServer.accept`: copy ``slot`` reaches its server (or is dropped there, its cancel first)."""
@@ -260,7 +275,7 @@ def _accept(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: 
             _cancel_others(iv, fv, counts, T, heap, servers, jobs, measures, cp, started)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _finish(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
             jobs: tuple, measures: tuple, cp: Copies, slot: int) -> None:
     """`CopyServer._finish`: the service of copy ``slot`` ends (nothing happens if it was cancelled in it)."""
@@ -296,7 +311,7 @@ def _finish(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: 
     _unref(iv, cp, next_, slot)  # and its place in the queue
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _cancel(iv: np.ndarray, fv: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple, jobs: tuple,
             measures: tuple, cp: Copies, slot: int) -> int:
     """`CopyServer.cancel` of copy ``slot``: the copy that starts at its server as a result, if its cancels are
@@ -329,7 +344,7 @@ def _cancel(iv: np.ndarray, fv: np.ndarray, T: Tools, heap: np.ndarray, servers:
     return started
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _serve_next(iv: np.ndarray, fv: np.ndarray, heap: np.ndarray, servers: tuple, jobs: tuple, cp: Copies,
                 sid: int) -> int:
     """`CopyServer._serve_next`: start the first copy not cancelled at idle server ``sid``, if any.
@@ -423,7 +438,7 @@ def _settle(cp: Copies, measured: np.ndarray, slot: int, work: float) -> None:
         cp.cv[V_UNSETTLED] -= 1
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _unref(iv: np.ndarray, cp: Copies, next_: np.ndarray, slot: int) -> None:
     """One reference to a copy of ``slot``'s group fewer: at none, the group's slots are free again."""
     C = cp.slots

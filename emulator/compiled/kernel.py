@@ -192,7 +192,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
     whole = P[P_WHOLE] > 0  # the policy places whole batches (zero latency): `model.build.BatchSource`
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
-    cp = servers.copies
+    cp = copies_.views(servers.copies)
     copies = cp.cv[0] != 0  # feature: jobs sent as copies, cancelled in place (`copying`)
     c_servers, c_jobs = (length, head, tail, inv_speed, speed_index), (j_arrival, j_at, j_size, j_start, j_next,
                                                                       j_measured, j_dispatcher)
@@ -221,7 +221,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         # What reaches a server in this step, if anything: a job slot, the server, via a list.
         slot, sid, via_list = -1, -1, False
         if copies:  # room for the services and cancels of a step (`copying`)
-            need = copies_.room(iv, cp, j_next, occ, occ_totals, False)
+            need = copies_.room(iv, cp)
             if need:
                 return need
         # -- the source, when a job is due now or it needs its next gap ------------------
@@ -262,7 +262,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 if iv[I_FREE] < 0:
                     return NEED_JOBS
                 if copies:  # and for the job's copies (a batch's next job is dispatched in this step too)
-                    need = copies_.room(iv, cp, j_next, occ, occ_totals, True)
+                    need = copies_.room_for_job(iv, cp, j_next, occ, occ_totals)
                     if need:
                         return need
                 if (pool or ps or failing) and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
