@@ -157,7 +157,7 @@ def room(iv: np.ndarray, cp: Copies) -> int:
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def room_for_job(iv: np.ndarray, cp: Copies, next_: np.ndarray, occ: bool, totals: np.ndarray) -> int:
     """`room`, and 0 if a job's copies find their slots, rows, sizes and occupancy room, else what the engine
     must do first."""
@@ -178,7 +178,7 @@ def room_for_job(iv: np.ndarray, cp: Copies, next_: np.ndarray, occ: bool, total
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def send(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
          jobs: tuple, measures: tuple, cp: Copies, first: int) -> None:
     """`RedundancyPolicy.dispatch` after its draw: job slot ``first`` as copies to ``T.picked[:d]``, in order."""
@@ -215,7 +215,7 @@ def send(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.
         slot = following
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def event(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
           jobs: tuple, measures: tuple, cp: Copies, code: int) -> None:
     """The event ``code`` the kernel popped: a copy's service end, or (with latency) a copy or a cancel arriving."""
