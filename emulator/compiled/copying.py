@@ -27,9 +27,12 @@ and tail of each server's FIFO list, 1 / speed and its index), ``jobs`` (`state.
 arrays, in order) and ``measures`` (the response batch, whether occupancy is on, and
 the occupancy observer's arrays).
 
-The kernel calls `room` before each step, `send` after the policy picked the targets
-(``T.picked``), and `event` for each event it pops (a copy's service end, a copy's
-transfer, a cancel); nothing else of the kernel runs for those.
+The kernel calls `room` before each step and `room_for_job` before each job it
+dispatches (a batch's jobs go out in one step), `send` after the policy picked the
+targets (``T.picked``), and `event` for each event it pops (a copy's service end, a
+copy's transfer, a cancel); nothing else of the kernel runs for those. Each is called
+at one place and inlined there: called as functions, passing the kernel's arrays cost
+more than the work.
 """
 
 from __future__ import annotations
