@@ -32,6 +32,7 @@ POLICIES: dict[str, dict[str, Any]] = {
     "lor": {},
     "batch_sqd": {"d": 2},
     "least_work": {"d": 2},
+    "redundancy": {"d": 2},
 }
 LATENCIES: dict[str, Any] = {"zero": None, "exp": {"kind": "exponential", "mean": 0.05},
                              # Every message takes the same time: ties everywhere, decided by event ids.
@@ -234,6 +235,15 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "least_work_lwl_pool_speeds": {"policy": "least_work", "d": "N", "discipline": "pool", "capacity": 3,
                                    "speeds": {"kind": "lognormal", "scv": 0.5}, "load": 1.5},
     "least_work_lwl_deterministic": {"policy": "least_work", "d": "N", "service": "deterministic"},  # ties
+    # Redundancy's options: cancel at start, identical copies, d > N / 4 (rng.choice; 77,000 extra copies' sizes
+    # span two blocks of the copies stream), and lost cancels at zero latency too.
+    "redundancy_start": {"policy": "redundancy", "d": 3, "cancel": "start", "speeds": {"kind": "erlang", "k": 2}},
+    "redundancy_identical": {"policy": "redundancy", "d": 2, "copies": "identical", "dispatchers": 3,
+                             "occupancy": True},
+    "redundancy_d8": {"policy": "redundancy", "d": 8, "load": 0.7},
+    "redundancy_start_identical_d8": {"policy": "redundancy", "d": 8, "cancel": "start", "copies": "identical"},
+    "redundancy_lost_cancels": {"policy": "redundancy", "d": 3, "loss": 0.2, "timeout": 0.08, "dispatchers": 3},
+    "redundancy_start_loss": {"policy": "redundancy", "d": 3, "cancel": "start", "loss": 0.2, "timeout": 0.08},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

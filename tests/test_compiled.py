@@ -532,6 +532,7 @@ cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, 
          "batch_sqd": {"d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
          "least_work": {"d": 3}}
 cases["late_binding"] = {"d": 3, "dispatchers": 2}
+cases["redundancy"] = {"d": 3, "cancel": "start", "dispatchers": 2}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
 out = {}
 for name, options in cases.items():

@@ -24,6 +24,7 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     The cost model of ``run.engine: auto``: (warm-up + jobs) x microseconds per job, with
 
         4 + 0.5 per server sampled + 9 per decade of N above 1,000 (+ 1 with run.occupancy)
+        + 8.5 per extra copy of a job (redundancy: a job more, and its cancel)
         + with latency, 2.4 per message: (2 + 2 x servers sampled), each one an event,
           and with network.loss 4 per query and reply (each a closure and a check more, and a timeout)
 
@@ -62,7 +63,9 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     0.05), measured in one run with latency alone on a loaded machine (latency alone there:
     JSQ 503 / 29.5, SQ(2) 15.1 / 1.19, JIQ 9.1 / 0.47, JBT-10 9.3 / 0.48): JSQ 1,165 / 33.8,
     SQ(2) 18.9 / 1.31, JIQ 8.2 / 0.39, JBT-10 6.4 / 0.21 (its lost reports take servers out
-    of the lists, so it sends fewer messages).
+    of the lists, so it sends fewer messages). Redundancy at N = 100 (a loaded machine, where
+    Random took 3.9-5.0): Red(2) 13.7 / 0.90, Red(3) 21.2 / 1.35 (the model 13.5 and 22.5), Red(2)
+    with latency 25.1 / 0.88 (the model 27.9).
 
     The model is within a factor of 2 of each (JBT-d's lists and reports cost it 2-3 us
     more than it says); it only has to tell a run of a fraction of a second from one of
@@ -84,6 +87,8 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     else:
         us = 4.0 + 0.5 * samples
     us += 9.0 * max(0.0, math.log10(n / 1000)) + (1.0 if run.occupancy else 0.0)
+    if getattr(REGISTRY[policy.name], "copies", False):  # d copies: the servers it samples
+        us += 8.5 * (samples - 1)
     network = point.scenario.network
     if network.latency.mean != 0:
         us += 2.4 * 2.0 + (4.0 if network.loss > 0 else 2.4) * 2.0 * samples

@@ -35,7 +35,7 @@ _KNOWN_METRICS = (
     "prob_wait", "mean_queue_length", "messages_per_job", *(f"messages_per_job_{k}" for k in KINDS),
     *(f"delivered_per_job_{k}" for k in KINDS), *(f"lost_per_job_{k}" for k in KINDS),
     "messages_per_server_time", "blocked_fraction", "lost_fraction", "sim_time", "wall_seconds",
-    *OCCUPANCY_METRICS, "copies_per_job", "wasted_work_per_job",  # 1 and 0 for every compiled policy
+    *OCCUPANCY_METRICS, "copies_per_job", "wasted_work_per_job",  # 1 and 0 but for redundancy (`copying`)
 )
 _ARRIVALS = {"poisson", "deterministic", "mmpp2", "batch_poisson", "trace"}
 

@@ -150,9 +150,10 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     from .failing import none as no_failures
 
     fail = no_failures() if failing is None else failing.record
+    copies = _copies(point, policy, seed, len(jobs.next))
     start = True
     while True:
-        status = simulate(run, S.Servers(servers, inv_speed, sharing, fail), jobs.record(), heap,
+        status = simulate(run, S.Servers(servers, inv_speed, sharing, fail, copies.record()), jobs.record(), heap,
                           S.Inputs(gap_buf, size_buf, split_buf, ubuf, responses), bitgen, budget, start,
                           toolkit.tools(), occupancy.record())
         if start:  # numba has compiled (and written the cache) or loaded the kernel by now
@@ -184,6 +185,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         elif status == S.NEED_PERIODS:
             assert failing is not None
             failing.refill(int(iv[S.I_PERIODS]) // 2, int(iv[S.I_PERIODS]) % 2)
+        elif status == S.NEED_COPIES:
+            copies.grow(len(jobs.next))
         elif status == S.EMPTY:  # what SimPy says when run(until=done) runs out of events
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
         elif status == S.BAD_SERVER:
@@ -191,7 +194,20 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress,
                               series):
             raise RuntimeError(f"the kernel returned {status}")
-    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress, series)
+    return copies.measure(_finish(point, iv, fv, window, sketch, responses, occupancy, progress, series))
+
+
+def _copies(point: Point, policy: ResolvedPolicy, seed: int, slots: int) -> Any:
+    """The copies' arrays (`copying.Arrays`) of a policy that sends each job as copies; a placeholder otherwise."""
+    from ..policies import REGISTRY
+    from .copying import Arrays
+    from .policies import module
+
+    if not getattr(REGISTRY[policy.name], "copies", False):
+        return Arrays(None, 0, 0)
+    plan = module(policy.name).copy_plan(policy.config)
+    sizes = law_blocks(point.scenario.workload.service.law(), seed, "copies")  # `build_model`'s Copier
+    return Arrays(plan, point.scenario.system.servers, slots, sizes, point.scenario.network.latency.mean != 0)
 
 
 def _failing(point: Point, seed: int) -> Periods | None:

@@ -41,6 +41,7 @@ from __future__ import annotations
 from numba import njit
 
 from . import binding, faults, needs, occupancy
+from . import copying as copies_
 from . import failing as failures
 from . import ps as sharing_
 from .core import pop, push, replace_first, unmanaged, view
@@ -157,6 +158,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     reserving = len(T.binding) > 1  # feature: late binding, a dispatch places reservations (`binding`)
     whole = P[P_WHOLE] > 0  # feature: the policy places whole batches (zero latency), `model.build.BatchSource`
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
+    cp = copies_.views(servers.copies)
+    copies = cp.cv[0] != 0  # feature: jobs sent as copies, cancelled in place (`copying`)
+    c_servers, c_jobs = (length, head, tail, inv_speed, speed_index), (j_arrival, j_at, j_size, j_start, j_next,
+                                                                      j_measured, j_dispatcher)
+    c_measures = (responses, occ, occ_count, occ_lengths, occ_totals)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -180,6 +186,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     while True:
         # What reaches a server in this step, if anything: a job slot, the server, via a list.
         slot, sid, via_list = -1, -1, False
+        if copies:  # room for the services and cancels of a step (`copying`)
+            need = copies_.room(iv, cp)
+            if need:
+                return need
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2 or iv[I_SRC] == 4:
             if whole and iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
@@ -210,6 +220,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                                      reserving)
                 if need:
                     return need
+                if copies:  # and for the job's copies (a batch's next job is dispatched in this step too)
+                    need = copies_.room_for_job(iv, cp, j_next, occ, occ_totals)
+                    if need:
+                        return need
                 now = fv[F_NOW]
                 if job == warmup:
                     edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
@@ -234,6 +248,9 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 iv[I_CURRENT] = slot
                 j_dispatcher[slot] = dispatcher
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
+                if copies:  # the job goes as copies to the servers the policy picked (`copying`)
+                    copies_.send(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, slot)
+                    sid = -1
                 if checked and (sid >= P[P_N] or (sid < 0 and not latent)):  # (with latency -1: it asked)
                     iv[I_BAD] = sid
                     return BAD_SERVER
@@ -267,7 +284,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     iv[I_SRC] = 1
         if sid < 0:
             # -- done, or something to hand to Python ---------------------------------------
-            if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2:
+            if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2 and (not copies or copies_.settled(cp)):
                 return DONE
             if iv[I_NRESP] >= RESPONSE_BATCH:
                 return FLUSH
@@ -305,6 +322,9 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             if kind != SERVICE_END or ps:  # a FIFO server's record stays first until its next service replaces it
                 pop(heap, iv)
             budget -= 1
+            if copies:  # a copy's service end, transfer or cancel (`copying`)
+                copies_.event(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, code)
+                continue
             if kind == SERVICE_END or kind == POOL_END:
                 if ps:  # the PS server's job with the least virtual finish leaves
                     sid = code >> 2

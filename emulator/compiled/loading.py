@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-from ..policies import BUILT_IN
+from ..policies import BUILT_IN, REGISTRY
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
 
@@ -41,12 +41,13 @@ def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
     """The kernel's `build.FEATURES` for this case: latency (the event kernel) or held slot messages (the slot
     clock), whether the policy's decisions are checked (a policy that is not built in), and (the event kernel)
     processor-sharing servers, whether servers fail, and whether the policy's compiled form places whole batches
-    or reservations (its module's `WHOLE_BATCHES`, `RESERVATIONS`)."""
+    or reservations (its module's `WHOLE_BATCHES`, `RESERVATIONS`), and whether jobs go as copies (`copying`)."""
     checked = policy.name not in BUILT_IN
     if point.scenario.system.time == "slotted":
         return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
     return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
-            point.scenario.system.failures is not None, *form_features(policy.name))
+            point.scenario.system.failures is not None, *form_features(policy.name),
+            bool(getattr(REGISTRY.get(policy.name), "copies", False)))
 
 
 def form_features(name: str) -> tuple[bool, bool]:

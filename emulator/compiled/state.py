@@ -27,6 +27,7 @@ NEED_NETWORK = 13  # with latency: less room than one step may use (latencies, m
 BAD_SERVER = 14  # a policy's compiled form chose a server outside 0 .. N - 1 (iv[I_BAD]), or none
 NEED_RESERVATIONS = 15  # late binding: the reservation pool may have no room for the next dispatch (`binding`)
 NEED_PERIODS = 16  # a failing server's up or down periods are used up (iv[I_PERIODS]): refill its row
+NEED_COPIES = 17  # jobs sent as copies: rows for more job slots, or more copy sizes (`copying`)
 
 # -- integer scalars (iv) ---------------------------------------------------------------
 I_EID = 0  # next event id
@@ -211,9 +212,9 @@ Inputs = namedtuple("Inputs", ["gaps", "sizes", "split", "ubuf", "responses"])
 """What the driver refills between calls: arrival gaps, job sizes, dispatcher-split uniforms, the
 policy's uniform block, and the response batch the driver folds into the sketch."""
 
-Servers = namedtuple("Servers", ["table", "inv_speed", "sharing", "fail"])
+Servers = namedtuple("Servers", ["table", "inv_speed", "sharing", "fail", "copies"])
 """The servers: the FIFO table (length, head, tail, spare), 1 / speed, the processor-sharing rows (`ps`) and
-the failing servers' `failing.Failing`."""
+the failing servers' `failing.Failing`; the copies' `copying.Copies` (jobs sent as copies)."""
 
 Observer = namedtuple("Observer", ["count", "lengths", "totals"])
 """The occupancy observer's arrays (`occupancy`)."""

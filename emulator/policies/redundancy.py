@@ -54,6 +54,7 @@ class RedundancyPolicy(Policy):
     Config = RedundancyConfig
     messages = "d - 1 cancel per job (server -> server); the d - 1 extra copies are job transfers"
     copies: ClassVar[bool] = True  # its servers hold copies that may be cancelled (`emulator.model.copies`)
+    compiled = "emulator.compiled.policies.redundancy"
 
     @classmethod
     def label(cls, config: RedundancyConfig) -> str:
