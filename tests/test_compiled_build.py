@@ -107,3 +107,16 @@ def test_the_policies_leave_a_messages_way_to_the_transport() -> None:
     folder = Path(build.__file__).parent / "policies"
     reading = [path.name for path in sorted(folder.glob("*.py")) if "P[P_HELD]" in path.read_text()]
     assert reading == []
+
+
+def test_ahead_builds_each_kernel_a_policy_uses_not_one_per_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy's event kernel without and with latency are two kernels: `ahead.prepare` builds both."""
+    from helpers.scenarios import make_point
+
+    from emulator.compiled import ahead
+
+    built: list[float] = []
+    monkeypatch.setattr(ahead, "record", lambda point, policy, seed: built.append(point.scenario.network.latency.mean))
+    points = [make_point({"name": "jsq"}, servers=4, jobs=20, latency=latency) for latency in (0.0, 0.1)]
+    assert ahead.prepare([(point, point.policies[0]) for point in points])
+    assert sorted(built) == [0.0, 0.1]

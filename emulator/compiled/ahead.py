@@ -32,13 +32,15 @@ def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[]
     from .build import loop
     from .policies import name_of
 
-    wanted: dict[tuple[str, str], tuple[Point, ResolvedPolicy]] = {}
+    # A kernel per loop, policy and features (latency, faults, ...): one case of each.
+    wanted: dict[tuple[str, str, tuple[bool, ...]], tuple[Point, ResolvedPolicy]] = {}
     for point, policy in cases:
         template = "slotted" if point.scenario.system.time == "slotted" else "kernel"
-        built = loop(template, name_of(policy.name), features(point, policy))
+        flags = features(point, policy)
+        built = loop(template, name_of(policy.name), flags)
         function = built.simulate_slots if template == "slotted" else built.simulate
         if not function.overloads:  # not loaded or compiled in this process yet
-            wanted.setdefault((template, policy.name), (point, policy))
+            wanted.setdefault((template, policy.name, flags), (point, policy))
     if not wanted:
         return True
 
