@@ -23,6 +23,8 @@ import emulator
 from emulator.cli import main
 from emulator.measure.messages import KINDS
 
+pytestmark = pytest.mark.xdist_group("test_cli")  # one process runs its module fixtures, once
+
 ROOT = Path(__file__).resolve().parents[1]
 QUICKSTART = ROOT / "scenarios" / "quickstart.yaml"
 PYTHON = [sys.executable, "-m", "emulator"]

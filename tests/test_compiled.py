@@ -9,21 +9,24 @@ reproduce exactly, and ``runs.csv`` says which engine ran.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
-import runpy
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import equivalence
 from helpers.scenarios import make_point, scenario_dict, trace_arrivals
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 import emulator
 from emulator import compiled
+from emulator.api import scenario_data
+from emulator.compiled import ahead
 from emulator.compiled import eligibility as compiled_supports
 from emulator.compiled import engine as compiled_engine
 from emulator.errors import ScenarioError
@@ -31,8 +34,8 @@ from emulator.experiment.runner import Task, choose_engine, run_task
 from emulator.model.build import build_model
 
 ROOT = Path(__file__).resolve().parents[1]
-EQUIVALENCE = runpy.run_path(str(ROOT / "benchmarks" / "equivalence_cases.py"))
-IGNORED = EQUIVALENCE["IGNORED"]
+CASES = equivalence.CASES
+IGNORED = equivalence.IGNORED
 
 
 def full_row(policy: str, **options: Any) -> dict[str, Any]:
@@ -62,53 +65,26 @@ def same_row(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
     return old, new
 
 
-def equivalence_cases() -> dict[str, dict[str, Any]]:
-    """The equivalence set, read from its file (`benchmarks/` stays off the path)."""
-    return dict(EQUIVALENCE["cases"]().items())
+def test_the_suite_runs_every_policy_and_variant_of_the_equivalence_set() -> None:
+    """The suite's selection (`helpers.equivalence.in_suite`) leaves out no policy, variant, extra or fault case
+    but processor sharing with latency in the variants grid."""
+    assert len(equivalence.SUITE) >= 800
+    left_out = {key for key in CASES if key not in equivalence.SUITE}
+    assert all("/ps/" in key and not key.endswith("/zero") for key in left_out), sorted(left_out)
 
 
-CASES = equivalence_cases()
-
-
-def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: batch sampling with latency, least work with lost
-    messages (its replies carry work, the kernel's fault path lengths), an index per dispatcher (LSQ, LOR,
-    JSQ-push with latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR
-    in slotted time."""
-    from emulator.compiled.policies.jsq import INDEXED_IDS
-
-    if options["policy"] == "batch_sqd" and options["latency"]:  # a batch's jobs wait for one ask's replies
-        return True
-    if options["policy"] == "least_work" and options.get("loss", 0) > 0:
-        return True
-    several = options.get("dispatchers", 1)
-    indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
-    slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
-    return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
-
-
-# The suite's share of the set: all of it but processor sharing with latency, whose kernels (one per policy
-# and latency, 10-20 s each to compile) nothing else in the suite needs; its zero-latency variant and the
-# processor-sharing extras (latency among them) stay. `benchmarks/equivalence.py --engines` runs every case.
-SUITE = {key: kw for key, kw in CASES.items() if not ("/ps/" in key and kw["latency"] is not None)}
-
-
-@pytest.mark.slow
-def test_every_equivalence_case_is_identical() -> None:
-    """`benchmarks/equivalence.py`'s cases, every policy and variant, with and without latency: identical rows."""
-    assert len(SUITE) >= 800
-    for key, kw in SUITE.items():
-        options = dict(kw)
-        # The same paths in shorter runs; the full lengths: --engines. Latency costs SimPy an event a message.
-        options["jobs"] = min(options["jobs"], 4000 if options["latency"] is None else 1500)
-        if simpy_only(options):
-            policy = options.pop("policy")
-            assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy", key
-            continue
-        try:
-            same_row(options)
-        except AssertionError as exc:
-            raise AssertionError(f"{key}: {exc}") from None
+@pytest.mark.parametrize("key", sorted(equivalence.SUITE))
+def test_an_equivalence_case_is_identical(key: str) -> None:
+    """A case of `benchmarks/equivalence_cases.py` (`helpers.equivalence.SUITE`: every policy and variant, with
+    and without latency, the extras and the faults, but processor sharing with latency in the variants grid),
+    on a short run (`helpers.equivalence.shortened`): identical rows. The full set, at its full lengths, is
+    `benchmarks/equivalence.py --engines`'s."""
+    options = dict(equivalence.SUITE[key])
+    if equivalence.simpy_only(options):
+        policy = options.pop("policy")
+        assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy"
+        return
+    same_row(options)
 
 
 LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
@@ -141,18 +117,6 @@ def test_failing_servers_give_simpys_rows(key: str) -> None:
     lose = options["failures"]["on_down"] == "lose"
     old, _ = same_row(options)
     assert (old["lost_fraction"] > 0) == lose
-
-
-MEMORY_WITH_LATENCY = [key for key, kw in CASES.items() if kw["policy"] == "sqd_memory" and kw["latency"]
-                       and kw.get("m", 1) > kw.get("d", 2)]
-
-
-@pytest.mark.parametrize("key", MEMORY_WITH_LATENCY)
-def test_sqd_memory_with_latency_replaces_its_memory_as_simpy_does(key: str) -> None:
-    """SQ(d) with memory, m > d (up to N - d), with latency: a job's replies come in after other jobs' replies
-    have filled the memory it read, and its decision leaves fewer ids, not those plus stale ones."""
-    assert len(MEMORY_WITH_LATENCY) >= 10
-    same_row({**CASES[key], "jobs": 300})
 
 
 POLICIES = st.sampled_from([
@@ -228,10 +192,29 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     return options
 
 
+@functools.cache
+def built_ahead() -> set[tuple[str, str, tuple[bool, ...]]]:
+    """The kernels the suite builds before its tests (`tests/conftest.py`): its equivalence cases'."""
+    return {ahead.kernel(point, policy) for point, policy in equivalence.kernel_cases()}
+
+
+def on_a_kernel_built_ahead(options: dict[str, Any]) -> bool:
+    """Whether the drawn scenario runs on a kernel `built_ahead`, or is refused (both engines must refuse it)."""
+    rest = {key: value for key, value in options.items() if key != "policy"}
+    try:
+        point = emulator.Scenario.from_dict(scenario_data(options["policy"], **rest)).points()[0]
+    except ScenarioError:
+        return True
+    return ahead.kernel(point, point.policies[0]) in built_ahead()
+
+
 @pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenarios())
 def test_drawn_scenarios_are_identical(options: dict[str, Any]) -> None:
+    """Drawn scenarios on the kernels built ahead (`built_ahead`), so that no test compiles one: processor
+    sharing with latency under the policies of the equivalence set's processor-sharing extras alone."""
+    assume(on_a_kernel_built_ahead(options))
     same_row(options)
 
 

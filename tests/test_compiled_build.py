@@ -141,3 +141,16 @@ def test_the_package_keeps_its_modules_short_and_simpy_free() -> None:
              and any((alias.name if isinstance(node, ast.Import) else node.module or "").startswith("simpy")
                      for alias in node.names)]
     assert simpy == []
+
+
+def test_ahead_builds_each_kernel_a_policy_uses_not_one_per_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A policy's event kernel without and with latency are two kernels: `ahead.prepare` builds both."""
+    from helpers.scenarios import make_point
+
+    from emulator.compiled import ahead
+
+    built: list[float] = []
+    monkeypatch.setattr(ahead, "record", lambda point, policy, seed: built.append(point.scenario.network.latency.mean))
+    points = [make_point({"name": "jsq"}, servers=4, jobs=20, latency=latency) for latency in (0.0, 0.1)]
+    assert ahead.prepare([(point, point.policies[0]) for point in points])
+    assert sorted(built) == [0.0, 0.1]

@@ -23,7 +23,7 @@ DOCS = ROOT / "docs"
 SECTIONS = ("tutorials", "how-to", "explanation", "reference", "gallery")
 """The landing page's sections (Diátaxis' four, and the gallery): every other page is in one of them."""
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("test_docs_site")]  # one process builds the site
 
 
 @pytest.fixture(scope="module")

@@ -25,6 +25,8 @@ from matplotlib.figure import Figure
 import emulator
 from analysis import faults, sparse_feedback
 
+pytestmark = pytest.mark.xdist_group("test_hostile_analysis")  # one process runs its module fixtures, once
+
 ROOT = Path(__file__).resolve().parents[1]
 MAINS: dict[str, Callable[[list[str]], int]] = {"faults": faults.main, "sparse_feedback": sparse_feedback.main}
 

@@ -18,6 +18,8 @@ from analysis import canvas, plots
 from analysis.source import Source
 from emulator.experiment.output import with_load
 
+pytestmark = pytest.mark.xdist_group("test_plots")  # one process runs its module fixtures, once
+
 FIGURES = ["response.png", "messages.png", "tradeoff.png", "messages_by_kind.png"]
 
 

@@ -25,6 +25,8 @@ from analysis.source import Source
 from analysis.style import policy_style
 from emulator.cli import main
 
+pytestmark = pytest.mark.xdist_group("test_report")  # one process runs its module fixtures, once
+
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory: pytest.TempPathFactory) -> Path:

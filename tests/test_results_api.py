@@ -10,6 +10,8 @@ import pytest
 import emulator
 from emulator import Results, ScenarioError
 
+pytestmark = pytest.mark.xdist_group("test_results_api")  # one process runs its module fixtures, once
+
 SCENARIO = {
     "name": "api", "seed": 5, "replications": 2, "run": {"jobs": 300, "warmup_jobs": 30, "engine": "simpy"},
     "system": {"servers": 4}, "policies": [{"name": "random"}, {"name": "jsq"}],

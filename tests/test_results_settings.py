@@ -9,6 +9,8 @@ import pytest
 
 import emulator
 
+pytestmark = pytest.mark.xdist_group("test_results_settings")  # one process runs its module fixtures, once
+
 SCENARIO = {
     "name": "settings", "description": "two policies on 4 servers", "seed": 3, "replications": 2,
     "run": {"jobs": 300, "warmup_jobs": 30, "engine": "simpy", "occupancy": False},

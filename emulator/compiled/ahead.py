@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable
-from typing import Any
 
-from ..errors import ScenarioError
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
-from .eligibility import COMPILED, supports
 from .engine import record
 from .loading import available, features
 
@@ -21,8 +18,8 @@ def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[]
     pairs it will run compiled, so that its workers share what it compiled or loaded
     (forked workers inherit the loaded kernels; others load the cache it wrote) instead
     of each compiling the same kernel at once. Each policy has its own kernel per loop
-    (the event kernel, the slot clock: `build`), compiled here by one short run of the
-    case. ``announce`` is called just before numba starts compiling, and not at all
+    (the event kernel, the slot clock: `build`) and features (`kernel`), compiled here
+    by one short run of a case it runs. ``announce`` is called just before numba starts compiling, and not at all
     when the kernels load from the cache.
     """
     if not available():
@@ -32,13 +29,13 @@ def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[]
     from .build import loop
     from .policies import name_of
 
-    wanted: dict[tuple[str, str], tuple[Point, ResolvedPolicy]] = {}
-    for point, policy in cases:
-        template = "slotted" if point.scenario.system.time == "slotted" else "kernel"
-        built = loop(template, name_of(policy.name), features(point, policy))
+    wanted = []
+    for point, policy in one_per_kernel(cases):
+        template, name, flags = kernel(point, policy)
+        built = loop(template, name_of(name), flags)
         function = built.simulate_slots if template == "slotted" else built.simulate
         if not function.overloads:  # not loaded or compiled in this process yet
-            wanted.setdefault((template, policy.name), (point, policy))
+            wanted.append((point, policy))
     if not wanted:
         return True
 
@@ -54,33 +51,23 @@ def prepare(cases: Iterable[tuple[Point, ResolvedPolicy]], announce: Callable[[]
             pass
 
     with event.install_listener("numba:compile", Announce()):
-        for point, policy in wanted.values():
+        for point, policy in wanted:
             record(*short_case(point, policy), 1)
     return True
 
 
-def every_case() -> list[tuple[Point, ResolvedPolicy]]:
-    """A short case of every kernel of every built-in compiled policy: `prepare` them to build all ahead.
+def kernel(point: Point, policy: ResolvedPolicy) -> tuple[str, str, tuple[bool, ...]]:
+    """The kernel that runs the case: its loop (``kernel`` or ``slotted``), policy and `build.FEATURES` values."""
+    template = "slotted" if point.scenario.system.time == "slotted" else "kernel"
+    return template, policy.name, features(point, policy)
 
-    Each policy's event kernel without and with latency, and its slot clock; with held
-    messages (``slot.pull_delay``) too for the policies that send what it holds (JIQ, JBT-d).
-    """
-    systems: list[dict[str, Any]] = [
-        {"system": {"servers": 4}},
-        {"system": {"servers": 4}, "network": {"latency": {"kind": "exponential", "mean": 0.1}}},
-        {"system": {"servers": 4, "time": "slotted"}}]
-    held: dict[str, Any] = {"system": {"servers": 4, "time": "slotted", "slot": {"pull_delay": 1}}}
-    cases = []
-    for name in sorted(COMPILED):
-        for system in systems + ([held] if name in ("jiq", "jbt") else []):
-            scenario = {"name": name, "policies": [{"name": name}], "run": {"jobs": 20, "warmup_jobs": 0}, **system}
-            try:
-                point = Scenario.from_dict(scenario).points()[0]
-            except ScenarioError:  # e.g. held messages for a policy that sends none
-                continue
-            if supports(point, point.policies[0]) is None:
-                cases.append((point, point.policies[0]))
-    return cases
+
+def one_per_kernel(cases: Iterable[tuple[Point, ResolvedPolicy]]) -> list[tuple[Point, ResolvedPolicy]]:
+    """The first of ``cases`` that runs on each `kernel`, in order: building those builds every kernel of them."""
+    first: dict[tuple[str, str, tuple[bool, ...]], tuple[Point, ResolvedPolicy]] = {}
+    for point, policy in cases:
+        first.setdefault(kernel(point, policy), (point, policy))
+    return list(first.values())
 
 
 def short_case(point: Point, policy: ResolvedPolicy) -> tuple[Point, ResolvedPolicy]:

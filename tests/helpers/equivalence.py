@@ -1,0 +1,80 @@
+"""The suite's share of the equivalence set (`benchmarks/equivalence_cases.py`), and the kernels it runs.
+
+`tests/test_compiled.py` runs these cases on both engines; `tests/conftest.py` builds their
+kernels before the test processes start (`kernel_cases`), so that no test compiles one of them.
+"""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+EQUIVALENCE = runpy.run_path(str(ROOT / "benchmarks" / "equivalence_cases.py"))
+IGNORED: tuple[str, ...] = EQUIVALENCE["IGNORED"]
+CASES: dict[str, dict[str, Any]] = dict(EQUIVALENCE["cases"]().items())
+
+JOBS = 400
+"""Measured jobs of a suite case: equivalence is identity row for row, and a divergence shows in the
+first jobs it touches; the full lengths are `benchmarks/equivalence.py --engines`'s."""
+JOBS_PER_SERVER = 10
+"""...but at least this many jobs per server, so that a system of 200 servers fills its queues too."""
+
+
+def in_suite(key: str, options: dict[str, Any]) -> bool:
+    """Whether the suite runs the case ``key``: all but processor sharing with latency in the variants grid.
+
+    Those are one kernel per policy (10-20 s each to compile) that nothing else in the suite
+    needs; the zero-latency ``ps`` variant of every policy, and the processor-sharing extras
+    (latency among them), stay.
+    """
+    return not ("/ps/" in key and options["latency"] is not None)
+
+
+def shortened(options: dict[str, Any]) -> dict[str, Any]:
+    """The case's options with the suite's run length (`JOBS`, `JOBS_PER_SERVER`), never longer than its own."""
+    jobs = min(options["jobs"], max(JOBS, JOBS_PER_SERVER * options.get("servers", 10)))
+    return {**options, "jobs": jobs}
+
+
+SUITE = {key: shortened(options) for key, options in CASES.items() if in_suite(key, options)}
+"""The suite's cases, by key, at the suite's run lengths."""
+
+
+def simpy_only(options: dict[str, Any]) -> bool:
+    """The cases the kernels do not model, which SimPy runs: batch sampling with latency, least work with lost
+    messages (its replies carry work, the kernel's fault path lengths), an index per dispatcher (LSQ, LOR,
+    JSQ-push with latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR
+    in slotted time."""
+    from emulator.compiled.policies.jsq import INDEXED_IDS
+
+    if options["policy"] == "batch_sqd" and options["latency"]:  # a batch's jobs wait for one ask's replies
+        return True
+    if options["policy"] == "least_work" and options.get("loss", 0) > 0:
+        return True
+    several = options.get("dispatchers", 1)
+    indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
+    slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
+    return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
+
+
+def kernel_cases() -> list[tuple[Any, Any]]:
+    """The (point, policy) of every suite case the compiled engine runs: `ahead.prepare` builds their kernels."""
+    from emulator.api import scenario_data
+    from emulator.compiled import supports
+    from emulator.errors import ScenarioError
+    from emulator.scenario.sweep import Scenario
+
+    out = []
+    for options in SUITE.values():
+        if simpy_only(options):
+            continue
+        policy, rest = options["policy"], {key: value for key, value in options.items() if key != "policy"}
+        try:
+            point = Scenario.from_dict(scenario_data(policy, **rest)).points()[0]
+        except ScenarioError:  # refused alike by both engines (drawn speeds that overload a server)
+            continue
+        if supports(point, point.policies[0]) is None:
+            out.append((point, point.policies[0]))
+    return out
