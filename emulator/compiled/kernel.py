@@ -19,21 +19,19 @@ It replays the SimPy model of `emulator.model` event for event, in SimPy's order
 - with failing servers (`failing`), each server's next failure or recovery is an
   event, and so is the wake-up of an idle server's process when a job reaches it.
 
-The recorder's sums are updated in the same order with the same float operations
-as `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something
-from Python (more gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a
-full response batch to fold into the quantile sketch); every such point is one
-where it can be called again and go on exactly where it stopped.
+The recorder's sums are updated in the same order with the same float operations as
+`emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something from
+Python (gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a full response batch
+for the quantile sketch), at a point where it can go on exactly where it stopped.
 
-A job reaches its server in one place (the end of the loop: at once with zero
-latency, at its transfer's delivery with latency). A server's length changes in
-two places here (``length[sid] += 1`` on an accepted arrival, ``-= 1`` on a
-departure), and in `failing` where a failure loses its jobs, each next to the
-recorder's update for the same instant; there the occupancy observer (`occupancy`)
-is told, as the SimPy servers tell theirs. What a step needs from Python before
-it starts (room, draws) is asked of `needs`; job slots and FIFO lists are `jobs`'s.
-The source stops once the window has closed and every measured job has reached
-its server, as the model's does.
+A job reaches its server in one place (the end of the loop: at once with zero latency,
+at its transfer's delivery with latency). A server's length changes in two places here
+(``length[sid] += 1`` on an accepted arrival, ``-= 1`` on a departure), and in `failing`
+where a failure loses its jobs, each next to the recorder's update for the same instant;
+there the occupancy observer (`occupancy`) is told, as the SimPy servers tell theirs.
+What a step needs from Python first (room, draws) is asked of `needs`; slots and lists are `jobs`'s.
+The source stops once the window has closed and every measured job has reached its
+server, as the model's does. Jobs sent as copies (redundancy) are `copying`'s.
 """
 
 from __future__ import annotations
@@ -160,9 +158,9 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
     cp = copies_.views(servers.copies)
     copies = cp.cv[0] != 0  # feature: jobs sent as copies, cancelled in place (`copying`)
-    c_servers, c_jobs = (length, head, tail, inv_speed, speed_index), (j_arrival, j_at, j_size, j_start, j_next,
-                                                                      j_measured, j_dispatcher)
-    c_measures = (responses, occ, occ_count, occ_lengths, occ_totals)
+    c_servers, c_measures = (length, head, tail, inv_speed, speed_index), (responses, occ, occ_count, occ_lengths,
+                                                                           occ_totals)
+    c_jobs = (j_arrival, j_at, j_size, j_start, j_next, j_measured, j_dispatcher)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1

@@ -22,14 +22,34 @@ JOBS_PER_SERVER = 10
 """...but at least this many jobs per server, so that a system of 200 servers fills its queues too."""
 
 
-def in_suite(key: str, options: dict[str, Any]) -> bool:
-    """Whether the suite runs the case ``key``: all but processor sharing with latency in the variants grid.
+SAMPLED = {"ps": ("random", "jsq", "sqd", "jiq", "least_work", "lor"),
+           "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
+           "failing": ("random", "round_robin", "jiq", "sqd", "jsq")}
+"""The policies whose processor-sharing, slot-clock and failing-server kernels the suite builds.
 
-    Those are one kernel per policy (10-20 s each to compile) that nothing else in the suite
-    needs; the zero-latency ``ps`` variant of every policy, and the processor-sharing extras
-    (latency among them), stay.
+Every policy's two main kernels (continuous time, without and with latency) are in the suite;
+those of processor sharing, slotted time and failing servers are a further kernel per policy
+each (10-20 s of CPU to compile: all of them would double the suite's time), so the suite
+builds them for a few policies, chosen so that each way a policy meets the feature is covered
+once: a policy without messages, one that asks all servers, one that samples, one that pulls
+(JIQ), and for processor sharing the two whose decisions read what PS changes (the work left,
+the completions). Processor sharing with latency: JSQ's kernel only.
+"""
+
+
+def in_suite(key: str, options: dict[str, Any]) -> bool:
+    """Whether the suite runs the case ``key``: every case of a kernel the suite builds (`SAMPLED`).
+
+    The rest run in `benchmarks/equivalence.py --engines`, the whole set at full length.
     """
-    return not ("/ps/" in key and options["latency"] is not None)
+    policy = options["policy"]
+    if options.get("discipline") == "ps":
+        return policy in SAMPLED["ps"] and (options["latency"] is None or policy == "jsq")
+    if options.get("time") == "slotted":
+        return policy in SAMPLED["slotted"]
+    if options.get("failures") is not None:
+        return policy in SAMPLED["failing"]
+    return True
 
 
 def shortened(options: dict[str, Any]) -> dict[str, Any]:
