@@ -22,17 +22,13 @@ A group's slots go back to the kernel's free list together, once nothing refers 
 any of them: a copy counts while it is on its way or in a queue, and so do its
 pending service end and each cancel on its way to it.
 
-The kernel's arrays reach these functions in three tuples: ``servers`` (length, head
-and tail of each server's FIFO list, 1 / speed and its index), ``jobs`` (`state.Jobs`'
-arrays, in order) and ``measures`` (the response batch, whether occupancy is on, and
-the occupancy observer's arrays).
-
-The kernel calls `room` before each step and `room_for_job` before each job it
-dispatches (a batch's jobs go out in one step), `send` after the policy picked the
-targets (``T.picked``), and `event` for each event it pops (a copy's service end, a
-copy's transfer, a cancel); nothing else of the kernel runs for those. Each is called
-at one place and inlined there: called as functions, passing the kernel's arrays cost
-more than the work.
+The kernel's arrays come in three tuples: ``servers`` (each FIFO list's length, head
+and tail, 1 / speed and its index), ``jobs`` (`state.Jobs`' arrays) and ``measures``
+(the response batch, whether occupancy is on, the occupancy observer's arrays). The
+kernel calls `room` before each step, `room_for_job` before each job it dispatches,
+`send` once the policy picked the targets (``T.picked``) and `event` for a copy's
+service end, transfer or cancel; each at one place, inlined (called, passing the
+kernel's arrays cost more than the work).
 """
 
 from __future__ import annotations
