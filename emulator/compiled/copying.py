@@ -33,6 +33,7 @@ kernel's arrays cost more than the work).
 
 from __future__ import annotations
 
+import dataclasses
 from collections import namedtuple
 from typing import Any
 
@@ -73,14 +74,12 @@ CANCEL = POLICY_MESSAGE  # a cancel's message record: (CANCEL, copy slot, its se
 
 # -- a slot's row ----------------------------------------------------------------------------
 GROUP, STATE, TARGET, SIBLING = 0, 1, 2, 3  # every copy's
-ON_WAY_LEFT, STARTED, DONE, REFS = 4, 5, 6, 7  # the group's, on its first copy's row
-FIELDS = 8
+ON_WAY_LEFT, STARTED, DONE, REFS, FIELDS = 4, 5, 6, 7, 8  # the group's, on its first copy's row; the row's size
 
 # -- Copies.cv -------------------------------------------------------------------------------
 V_ON, V_D, V_START, V_IDENTICAL, V_KIND = 0, 1, 2, 3, 4  # sending copies; d; cancel at start; sizes; kind
-V_UNSETTLED, V_EXTRA, V_SIZE, V_NSIZE = 5, 6, 7, 8  # Recorder.unsettled and extra_copies; the sizes read, held
-V_LATENT = 9
-NV = 10
+V_UNSETTLED, V_EXTRA, V_SIZE, V_NSIZE, V_LATENT = 5, 6, 7, 8, 9  # Recorder's unsettled, extra_copies; sizes
+NV = 10  # (the sizes read and held; with latency)
 
 Copies = namedtuple("Copies", ["cv", "wasted", "slots", "serving", "sizes", "stack"])
 """The copies' state: scalars ``cv`` (`V_*`), ``wasted`` (`Recorder.wasted_work`, one float), a row per job
@@ -132,9 +131,7 @@ class Arrays:
 
     def measure(self, result: Any) -> Any:
         """``result`` (a `RunResult`) with the copies' measurements, as `Recorder.result` gives them."""
-        result.extra_copies = int(self.cv[V_EXTRA])
-        result.wasted_work = float(self.wasted[0])
-        return result
+        return dataclasses.replace(result, extra_copies=int(self.cv[V_EXTRA]), wasted_work=float(self.wasted[0]))
 
 
 # -- the kernel's side -------------------------------------------------------------------------

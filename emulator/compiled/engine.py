@@ -16,6 +16,7 @@ observer's window, come back as the plain `RunResult` both engines return, whose
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import math
 from collections.abc import Callable
@@ -283,7 +284,7 @@ def _finish(point: Point, iv: np.ndarray, fv: np.ndarray, window: np.ndarray, sk
         progress(int(iv[S.I_FINISHED]))
     result = measurements(point, iv, fv, window, sketch)
     if point.scenario.run.occupancy:
-        result.occupancy = occupancy.result(point, iv, fv)
+        return dataclasses.replace(result, occupancy=occupancy.result(point, iv, fv))
     return result
 
 
