@@ -243,7 +243,7 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
 # The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
-SENDING = set(POLICIES) - {"random", "round_robin", "jiq"}
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq", "sqd"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -284,6 +284,10 @@ FAULTS: dict[str, dict[str, Any]] = {
     "random_fail_hold_speeds_erlang": {"policy": "random", **FAILING, "servers": 4, "speeds": [1.0, 2.0, 0.8, 1.5],
                                        "load": 0.5, "service": {"kind": "erlang", "k": 3},
                                        "failures": {**FAILURES, "on_down": "hold"}},
+    # Policies that ask: a query lost at a down server leaves its ask to its timeout, at zero latency too.
+    **{f"sqd_fail_{mode}_d3": {"policy": "sqd", "d": 2, **FAILING, "dispatchers": 3,
+                               "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    "sqd_fail_lose_loss": {"policy": "sqd", "d": 3, **FAILING, **LOSS, "failures": {**FAILURES, "on_down": "lose"}},
 }
 
 
@@ -307,7 +311,7 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
         # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
         # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and (fault["policy"] in SENDING or "d" in fault):
+            if latency is None and (fault["policy"] in SENDING or (fault["policy"] == "jiq" and "d" in fault)):
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

@@ -42,7 +42,7 @@ from . import binding, faults, occupancy
 from . import failing as failures
 from . import ps as sharing_
 from .core import list_room, pop, push, replace_first, unmanaged, view
-from .network import answer, close_ask, post, release, room
+from .network import answer, close_ask, expire, post, release, room
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, leave
 from .state import (
@@ -61,6 +61,7 @@ from .state import (
     FLUSH,
     I_ARRIVAL_EID,
     I_ARRIVED,
+    I_ASK_FREE,
     I_BAD,
     I_BATCH,
     I_BATCH_AT,
@@ -191,6 +192,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     reserving = len(T.binding) > 1  # late binding: a dispatch places reservations (`binding`)
     whole = P[P_WHOLE] > 0  # the policy places whole batches (zero latency): `model.build.BatchSource`
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
+    asking = P[P_LATENT] == 2  # feature: zero latency with faults: asks answered at once or timed out (`faults`)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -242,7 +244,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     # reached its server: at once with zero latency (`model._source`, `_all_arrived`).
                     if job == warmup + jobs and iv[I_EDGES] == 1:
                         edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
-                    if (not latent or iv[I_ARRIVED] == jobs) and not (whole and iv[I_BATCH_HELD] > 0):
+                    if (not (latent or asking) or iv[I_ARRIVED] == jobs) and not (whole and iv[I_BATCH_HELD] > 0):
                         iv[I_SRC] = 3  # (whole batches: between batches only, as `BatchSource`)
                         break
                 if iv[I_SIZE] >= iv[I_NSIZE]:
@@ -263,6 +265,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the job arrives
                     return NEED_LISTS
                 if latent and not room(P, iv):
+                    return NEED_NETWORK
+                if asking and not faults.room(P, iv):
                     return NEED_NETWORK
                 if reserving and not binding.room(T.binding, P[P_N] + 1):
                     return NEED_RESERVATIONS
@@ -296,8 +300,12 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     continue
                 iv[I_CURRENT] = slot
                 j_dispatcher[slot] = dispatcher
+                asked = iv[I_ASK_FREE]  # (asking) the record an ask of this dispatch takes
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
-                if checked and (sid >= P[P_N] or (sid < 0 and not latent)):  # (with latency -1: it asked)
+                if asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
+                    sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, asked)  # decided now
+                    close_ask(T, iv, asked)
+                if checked and (sid >= P[P_N] or (sid < 0 and not (latent or asking))):  # (with latency -1: it asked)
                     iv[I_BAD] = sid
                     return BAD_SERVER
                 iv[I_SRC] = 2
@@ -445,7 +453,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 if arg & QUERY_EVENT:  # the target answers with what it holds now
                     a, b = (arg >> ASK_SHIFT) & ASK_MASK, arg & TARGET_MASK
                     target = T.targets[a, b]
-                    answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
+                    if failing and not asks[a, A_DISPATCHERS] and not failures.up(fail, target):
+                        faults.dropped(P, counts, window, iv, T, a, b)  # lost at the down server
+                    else:
+                        answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
                 else:
                     decide = -1  # an ask whose replies are in (or, with faults, whose timeout came)
                     if arg & REPLY_EVENT:  # an ask's last reply
@@ -470,6 +481,14 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                             if to >= 0:
                                 iv[I_TRANSFERS] += 1
                                 post(T, iv, TRANSFER, held, to, via)
+            elif asking:  # zero latency with faults: an ask's timeout; the job it held reaches its server now
+                decide = expire(T, iv, code >> 2)
+                if decide >= 0:
+                    sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
+                    slot = asks[decide, A_JOB]
+                    close_ask(T, iv, decide)
+                    if sid >= 0:
+                        iv[I_TRANSFERS] += 1
             if sid < 0:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
@@ -477,7 +496,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         measured = j_measured[slot]
         iv[I_ORIGIN] = j_dispatcher[slot]
         blocked = capacity >= 0 and length[sid] >= capacity
-        if latent and measured:
+        if (latent or asking) and measured:
             iv[I_ARRIVED] += 1
         if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
             j_next[slot] = iv[I_FREE]

@@ -45,6 +45,17 @@ def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
     if point.scenario.system.time == "slotted":
         return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
     return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
-            point.scenario.system.failures is not None)
+            point.scenario.system.failures is not None, instant_asks(point, policy))
+
+
+def instant_asks(point: Point, policy: ResolvedPolicy) -> bool:
+    """Whether the event kernel asks through records at zero latency (`faults.INSTANT`): faults (lost messages or
+    failing servers) under a compiled policy that asks servers (its module's ``ASKS``), whose asks then wait for
+    replies that may not come, as `Channel.ask` makes them."""
+    from .policies import module
+
+    network = point.scenario.network
+    return (network.latency.mean == 0 and (network.loss > 0 or point.scenario.system.failures is not None)
+            and getattr(module(policy.name), "ASKS", False))
 
 
