@@ -243,7 +243,9 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
 # The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
-SENDING = set(POLICIES) - {"random", "round_robin", "jiq", "sqd"}
+# The policies that ask their servers and run every fault compiled, at zero latency too.
+ASKING = ("sqd", "jsq", "sed", "sqd_memory")
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -285,9 +287,12 @@ FAULTS: dict[str, dict[str, Any]] = {
                                        "load": 0.5, "service": {"kind": "erlang", "k": 3},
                                        "failures": {**FAILURES, "on_down": "hold"}},
     # Policies that ask: a query lost at a down server leaves its ask to its timeout, at zero latency too.
-    **{f"sqd_fail_{mode}_d3": {"policy": "sqd", "d": 2, **FAILING, "dispatchers": 3,
-                               "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
-    "sqd_fail_lose_loss": {"policy": "sqd", "d": 3, **FAILING, **LOSS, "failures": {**FAILURES, "on_down": "lose"}},
+    **{f"{policy}_fail_hold_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
+                                  "failures": {**FAILURES, "on_down": "hold"}} for policy in ASKING},
+    **{f"{policy}_fail_lose_loss": {"policy": policy, **POLICIES[policy], **FAILING, **LOSS,
+                                    "failures": {**FAILURES, "on_down": "lose"}} for policy in ASKING},
+    "sqd_fail_lose_d3": {"policy": "sqd", "d": 3, **FAILING, "dispatchers": 3,
+                         "failures": {**FAILURES, "on_down": "lose"}},
 }
 
 

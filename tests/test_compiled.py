@@ -130,13 +130,13 @@ def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
 FAILING_SERVERS = ["random_fail_hold/zero", "round_robin_fail_lose_loss_d3/exp",
                    "random_fail_lose_capacity_occupancy/zero", "round_robin_fail_hold_deterministic_shares/det",
                    "jiq_fail_lose/zero", "jiq_fail_lose_loss_d3/det", "sqd_fail_hold_d3/zero",
-                   "sqd_fail_lose_d3/exp", "sqd_fail_lose_loss/zero"]
+                   "sqd_fail_lose_d3/exp", "sqd_fail_lose_loss/zero", "jsq_fail_lose_loss/zero"]
 
 
 @pytest.mark.parametrize("key", FAILING_SERVERS)
 def test_failing_servers_give_simpys_rows(key: str) -> None:
     """With ``system.failures`` (hold and lose, with and without latency) the compiled engine runs a policy
-    that sends no message, or asks its servers (SQ(d): a query lost at a down server), and its row is SimPy's,
+    that sends no message, or asks its servers (SQ(d), JSQ: a query lost at a down server), and its row is SimPy's,
     the jobs lost at down servers too."""
     options = dict(CASES[key])
     options["jobs"] = 1500
