@@ -237,7 +237,8 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
-# and a query's replies waited for until ``timeout``; with latency only (zero latency runs on SimPy).
+# and a query's replies waited for until ``timeout``; at zero latency too under the policies that run it
+# compiled (`SENDING`: those that do not).
 # A timeout of twice the deterministic latency ties with a round trip's replies (event ids decide), a
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
@@ -264,7 +265,7 @@ FAULTS: dict[str, dict[str, Any]] = {
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
     # Failing servers (`system.failures`), with and without latency: the kernel runs them under the policies
-    # that send no message. Deterministic periods fail every server at once, and with deterministic latency
+    # that send no message, or only their dispatch's queries (`ASKING`). Deterministic periods fail every server at once, and with deterministic latency
     # a transfer may reach a server as it fails or recovers.
     **{f"{policy}_fail_{mode}": {"policy": policy, **FAILING, "failures": {**FAILURES, "on_down": mode}}
        for policy in ("random", "round_robin") for mode in ("hold", "lose")},
