@@ -265,8 +265,8 @@ FAULTS: dict[str, dict[str, Any]] = {
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
     # Failing servers (`system.failures`), with and without latency: the kernel runs them under the policies
-    # that send no message, or only their dispatch's queries (`ASKING`). Deterministic periods fail every server at once, and with deterministic latency
-    # a transfer may reach a server as it fails or recovers.
+    # that send no message, or only their dispatch's queries (`ASKING`). Deterministic periods fail every
+    # server at once, and with deterministic latency a transfer may reach a server as it fails or recovers.
     **{f"{policy}_fail_{mode}": {"policy": policy, **FAILING, "failures": {**FAILURES, "on_down": mode}}
        for policy in ("random", "round_robin") for mode in ("hold", "lose")},
     **{f"{policy}_fail_{mode}_loss_d3": {"policy": policy, **FAILING, **LOSS, "dispatchers": 3,
