@@ -188,7 +188,7 @@ def dropped(P: np.ndarray, counts: np.ndarray, window: np.ndarray, iv: np.ndarra
         _free(T, iv, ask)
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def answered(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, F: Failing,
              failing: bool, ask: int) -> bool:
     """Zero latency with faults: ``ask``'s round trip, now; True if every reply is in (the policy decides now).
