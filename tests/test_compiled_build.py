@@ -48,10 +48,10 @@ def test_a_kernel_binds_its_policys_hooks_and_the_defaults_for_the_rest(template
 
 
 def test_each_policy_has_its_own_kernel_module() -> None:
-    sqd = build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False, False))
-    jsq = build.loop("kernel", "emulator.compiled.policies.jsq", (False, False, False, False))
+    sqd = build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False, False, False))
+    jsq = build.loop("kernel", "emulator.compiled.policies.jsq", (False, False, False, False, False))
     assert sqd is not jsq and sqd.simulate is not jsq.simulate
-    assert build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False, False)) is sqd  # built once
+    assert build.loop("kernel", "emulator.compiled.policies.sqd", (False, False, False, False, False)) is sqd  # once
 
 
 def test_the_copy_keeps_the_templates_line_numbers() -> None:
@@ -67,18 +67,18 @@ def test_the_copy_keeps_the_templates_line_numbers() -> None:
 def test_a_kernel_built_without_a_feature_fixes_its_flag() -> None:
     """Without latency the flag is a constant, so numba drops the message code it guards."""
     assert "    latent = False  # fixed for this kernel" in build.source("kernel", "emulator.compiled.policies.jsq",
-                                                                        (False, False, False, False))
+                                                                        (False, False, False, False, False))
     assert "    held = True  # fixed for this kernel" in build.source("slotted", "emulator.compiled.policies.jsq",
                                                                       (True, False))
 
 
 def test_a_users_form_gets_a_new_kernel_file_when_its_file_changes(user_form: Path) -> None:
-    first = Path(build.loop("kernel", "mine_compiled", (False, False, False, False)).__file__)
+    first = Path(build.loop("kernel", "mine_compiled", (False, False, False, False, False)).__file__)
     assert first.exists() and hooks("mine_compiled")[HOOKS.index("dispatch")] is not None
     build.loop.cache_clear()
     user_form.write_text(FORM.format(server=1))
     sys.modules.pop("mine_compiled", None)
-    second = Path(build.loop("kernel", "mine_compiled", (False, False, False, False)).__file__)
+    second = Path(build.loop("kernel", "mine_compiled", (False, False, False, False, False)).__file__)
     assert second != first and second.exists()
     assert not first.exists()  # the copy built from the old file is removed
 
