@@ -336,7 +336,7 @@ def test_the_lists_grow_where_the_kernel_can_go_on(monkeypatch: pytest.MonkeyPat
         return spied
 
     for name in ("jiq", "jbt"):
-        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False, False, False))
+        kernel = build.loop("kernel", f"emulator.compiled.policies.{name}", (False, False, False, False, False))
         monkeypatch.setattr(kernel, "simulate", spy(kernel.simulate))
     many = {"servers": 60, "dispatchers": 200, "jobs": 20_000, "seed": 5, "occupancy": True}
     same_row({"policy": "jiq", **many})
