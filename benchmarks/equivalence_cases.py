@@ -247,13 +247,16 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
-# and a query's replies waited for until ``timeout``; with latency only (zero latency runs on SimPy).
+# and a query's replies waited for until ``timeout``; at zero latency too under the policies that run it
+# compiled (`SENDING`: those that do not).
 # A timeout of twice the deterministic latency ties with a round trip's replies (event ids decide), a
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
 # The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
-SENDING = set(POLICIES) - {"random", "round_robin", "jiq"}
+# The policies that ask their servers and run every fault compiled, at zero latency too.
+ASKING = ("sqd", "jsq", "sed", "sqd_memory")
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -272,8 +275,8 @@ FAULTS: dict[str, dict[str, Any]] = {
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
     # Failing servers (`system.failures`), with and without latency: the kernel runs them under the policies
-    # that send no message. Deterministic periods fail every server at once, and with deterministic latency
-    # a transfer may reach a server as it fails or recovers.
+    # that send no message, or only their dispatch's queries (`ASKING`). Deterministic periods fail every
+    # server at once, and with deterministic latency a transfer may reach a server as it fails or recovers.
     **{f"{policy}_fail_{mode}": {"policy": policy, **FAILING, "failures": {**FAILURES, "on_down": mode}}
        for policy in ("random", "round_robin") for mode in ("hold", "lose")},
     **{f"{policy}_fail_{mode}_loss_d3": {"policy": policy, **FAILING, **LOSS, "dispatchers": 3,
@@ -294,6 +297,13 @@ FAULTS: dict[str, dict[str, Any]] = {
     "random_fail_hold_speeds_erlang": {"policy": "random", **FAILING, "servers": 4, "speeds": [1.0, 2.0, 0.8, 1.5],
                                        "load": 0.5, "service": {"kind": "erlang", "k": 3},
                                        "failures": {**FAILURES, "on_down": "hold"}},
+    # Policies that ask: a query lost at a down server leaves its ask to its timeout, at zero latency too.
+    **{f"{policy}_fail_hold_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
+                                  "failures": {**FAILURES, "on_down": "hold"}} for policy in ASKING},
+    **{f"{policy}_fail_lose_loss": {"policy": policy, **POLICIES[policy], **FAILING, **LOSS,
+                                    "failures": {**FAILURES, "on_down": "lose"}} for policy in ASKING},
+    "sqd_fail_lose_d3": {"policy": "sqd", "d": 3, **FAILING, "dispatchers": 3,
+                         "failures": {**FAILURES, "on_down": "lose"}},
 }
 
 
@@ -317,7 +327,7 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
         # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
         # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and (fault["policy"] in SENDING or "d" in fault):
+            if latency is None and (fault["policy"] in SENDING or (fault["policy"] == "jiq" and "d" in fault)):
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

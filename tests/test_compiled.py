@@ -93,13 +93,13 @@ def test_an_equivalence_case_is_identical(key: str) -> None:
 LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
                  "threshold_loss/det", "jiq_sqd_loss/exp", "jbt_reset_loss_d3/det", "lsq_loss_d3/exp",
                  "sqd_memory_d2_m4_loss_d3/exp", "jsq_push_loss_d3/exp", "jsq_sparse_loss/det",
-                 "threshold_2_63_loss/exp", "jiq_loss/zero", "jiq_loss_d3/zero"]
+                 "threshold_2_63_loss/exp", "jiq_loss/zero", "jiq_loss_d3/zero", "sqd_loss_d3/zero"]
 
 
 @pytest.mark.parametrize("key", LOST_MESSAGES)
 def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
-    """With ``network.loss`` (and latency, or JIQ's tokens at zero latency) the compiled engine runs the case, and
-    its row is SimPy's, lost counts too."""
+    """With ``network.loss`` (and latency, or at zero latency JIQ's tokens and SQ(d)'s asks) the compiled engine
+    runs the case, and its row is SimPy's, lost counts too."""
     options = dict(CASES[key])
     options["jobs"] = 1500
     old, _ = same_row(options)
@@ -108,13 +108,15 @@ def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
 
 FAILING_SERVERS = ["random_fail_hold/zero", "round_robin_fail_lose_loss_d3/exp",
                    "random_fail_lose_capacity_occupancy/zero", "round_robin_fail_hold_deterministic_shares/det",
-                   "jiq_fail_lose/zero", "jiq_fail_lose_loss_d3/det"]
+                   "jiq_fail_lose/zero", "jiq_fail_lose_loss_d3/det", "sqd_fail_hold_d3/zero",
+                   "sqd_fail_lose_d3/exp", "sqd_fail_lose_loss/zero", "jsq_fail_lose_loss/zero"]
 
 
 @pytest.mark.parametrize("key", FAILING_SERVERS)
 def test_failing_servers_give_simpys_rows(key: str) -> None:
     """With ``system.failures`` (hold and lose, with and without latency) the compiled engine runs a policy
-    that sends no message, and its row is SimPy's, the jobs lost at down servers too."""
+    that sends no message, or asks its servers (SQ(d), JSQ: a query lost at a down server), and its row is SimPy's,
+    the jobs lost at down servers too."""
     options = dict(CASES[key])
     options["jobs"] = 1500
     lose = options["failures"]["on_down"] == "lose"

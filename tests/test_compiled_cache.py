@@ -33,7 +33,7 @@ pytestmark = pytest.mark.xdist_group("test_compiled_cache")  # one process runs 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 300  # the longest another process may take to compile into the package's cache and seal it
 OPTIONS: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 4, "occupancy": True}
-KERNEL = ("kernel", "emulator.compiled.policies.jsq", (False,) * 7)  # JSQ, no latency (`build.loop`)
+KERNEL = ("kernel", "emulator.compiled.policies.jsq", (False,) * 8)  # JSQ, no latency (`build.loop`)
 SCRIPT = f"""
 import json, emulator
 from emulator.compiled import build

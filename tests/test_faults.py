@@ -203,13 +203,13 @@ def test_faults_with_latency_and_several_dispatchers_run_and_account(on_down: st
 
 
 def test_compiled_engine_hands_faults_at_zero_latency_to_simpy() -> None:
-    """Under the policies that query their servers; Random, round robin and JIQ run them compiled
-    (tests/test_compiled.py compares their rows with SimPy's)."""
+    """Under the policies that send their servers messages other than queries (JBT-d's here); Random, round
+    robin, JIQ, JSQ and SQ(d) run them compiled (tests/test_compiled.py compares their rows with SimPy's)."""
     for network, failures in (({"loss": 0.01, "timeout": 1.0}, None), ({"timeout": 1.0}, FAILURES)):
         point = scenario(network, failures).points()[0]
         for policy in point.policies:
             problem = compiled_engine.supports(point, policy)
-            assert (problem is None) == (policy.name in ("random", "round_robin", "jiq")), policy.name
+            assert (problem is None) == (policy.name in ("random", "round_robin", "jiq", "sqd", "jsq")), policy.name
             if problem is None:
                 continue
             for wanted in ("auto", "compiled"):

@@ -37,7 +37,8 @@ TEMPLATES = ("kernel", "slotted")
 
 _HOOK_LINE = re.compile(r"^from \.policies\.template import ([a-z_, ]+)  # hooks$", re.MULTILINE)
 _FEATURE = re.compile(r"^(    )([a-z_]+) = ([^\n]+?)  # feature: ([^\n]*)$", re.MULTILINE)
-FEATURES = {"kernel": ("latent", "checked", "ps", "failing", "whole", "reserving", "copies"),
+FEATURES = {"kernel": ("latent", "checked", "ps", "failing", "whole", "reserving", "copies",
+                       "asking"),
             "slotted": ("held", "checked")}
 """The features each template can be built with or without: a local flag whose value the build fixes, so that
 numba drops the code it guards (a kernel without latency compiles in about 30% less time; only a user's

@@ -39,7 +39,7 @@ from .arrays import Jobs, OccupancyArrays, fold, measurements
 from .blocks import gap_blocks, law_blocks, size_blocks, split_blocks, uniform_blocks
 from .cost import AUTO_SECONDS, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
-from .loading import COMPILE_SECONDS, available, features
+from .loading import COMPILE_SECONDS, available, features, instant_asks
 from .ps import PS_FIELDS
 
 if TYPE_CHECKING:
@@ -89,12 +89,14 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     _agree(policy.name, description)
     P, Q = _parameters(point, policy, description)
     latent = scenario.network.latency.mean != 0
-    P[S.P_LATENT] = latent
+    asking = instant_asks(point, policy)  # zero latency with faults: asks through records (`faults.INSTANT`)
+    P[S.P_LATENT] = 2 if asking else latent
     # The most one step may send: an ask of every server (JSQ) or a broadcast to all N servers
     # and D - 1 dispatchers (JBT-d), or the policy's own (JSQ-sparse's N D updates), and a job.
     # With loss, each ask's timeout too (`faults`).
     faulty = scenario.network.loss > 0
     P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8 + (description.asks_per_step + 1) * faulty
+    P[S.P_ROOM] += n * asking  # (two loss draws per target: a query and its reply)
     P[S.P_ASK_ROOM] = description.asks_per_step + 1
 
     iv = np.zeros(S.I_NIV, dtype=np.int64)
@@ -105,7 +107,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     servers = np.zeros((n, 4), dtype=np.int32)  # length, FIFO head and tail slots, spare
     servers[:, 1:3] = -1
     inv_speed = 1.0 / speeds  # elementwise as `Server`'s 1.0 / speed
-    jobs = Jobs(n + 64, iv, latent or description.reservations)  # (late binding: a job waits for a request)
+    jobs = Jobs(n + 64, iv, latent or description.reservations or asking)  # (a job may wait: a request, a timeout)
     sharing = np.zeros((n if system.discipline == "ps" else 1, PS_FIELDS))  # the PS servers' rows (`ps`)
     heap_cap = n + 8 if system.discipline == "fifo" else 2 * n + 64
     heap = np.zeros(3 * heap_cap)  # (time, id, code) records: `core.push`
@@ -127,12 +129,17 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         heap = np.zeros(3 * heap_cap)
         iv[S.I_HEAP_CAP] = heap_cap
         toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+    if asking:
+        toolkit.open_network(description, P, iv)
+        heap = _network_room(P, iv, toolkit, heap)
     losses = None
     if faulty:  # `Uniforms(generator(seed, "loss"))`'s draws, one per control message sent
         losses = uniform_blocks(generator(seed, "loss"))
         fv[S.F_LOSS], fv[S.F_TIMEOUT] = scenario.network.loss, scenario.network.timeout
         iv[S.I_NLOSS] = 0
         toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
+    elif system.failures is not None:  # asks wait with timeouts, and draw no loss (`faults.on`)
+        fv[S.F_LOSS], fv[S.F_TIMEOUT] = -1.0, scenario.network.timeout
 
     occupancy = OccupancyArrays(n, iv)
     failing = _failing(point, seed)
@@ -182,6 +189,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
                 toolkit.refill_loss(iv, losses, int(P[S.P_ROOM]))
             if latencies is not None:  # (at zero latency only the loss uniforms: `eligibility._faults_problem`)
                 toolkit.refill_latency(iv, latencies, int(P[S.P_ROOM]))
+            if latencies is not None or asking:  # (and records, at zero latency for asks: `faults.INSTANT`)
                 heap = _network_room(P, iv, toolkit, heap)
         elif status == S.NEED_PERIODS:
             assert failing is not None

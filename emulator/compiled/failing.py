@@ -22,9 +22,9 @@ A down server's policy hooks wait in SimPy until it recovers: then it runs the a
 hook of each job that reached it while down, and its departure hook once. The kernel
 runs the departure hook at recovery (`event` returns the server, the kernel calls the
 hook, then `resume`); it runs failing servers only under policies whose arrival hook
-does nothing and which send no message to a server (their compiled form's
-``servers_fail``: `eligibility.supports`), so that nothing else SimPy holds or loses
-at a down server is needed here.
+does nothing and whose only messages to a server are queries (their compiled form's
+``servers_fail``: `eligibility.supports`), which `faults` loses at a down server, so
+that nothing else SimPy holds or loses at a down server is needed here.
 """
 
 from __future__ import annotations

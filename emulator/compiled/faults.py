@@ -28,9 +28,18 @@ the kernel, so little compilation more): called, they took a job of SQ(2) with l
 twice the kernel time of one with latency alone (2.3 against 1.1 us at N = 100); inlined,
 1.3 us.
 
-Messages are lost in the network only: a policy that sends messages runs compiled only
-when servers do not fail, so every message that is not lost arrives (`supports` keeps
-``system.failures`` on SimPy for it; `failing` runs them under the policies that send none).
+With failing servers (`failing`) a query that reaches a down server is lost there
+(`dropped`): counted as lost in the window it was sent in (`state.A_PHASE`), as
+`Recorder.lose_message` counts it, and its round trip waits for its timeout. Faults
+are on (`on`) with loss or failing servers: ``fv[F_LOSS]`` is then the loss, or -1 for
+failing servers without loss (asks wait with timeouts, no loss is drawn).
+
+At zero latency with faults (`INSTANT`: ``P[P_LATENT]`` 2, where the compiled policy
+asks: its ``ASKS``) a policy asks through a record as with latency, and the kernel
+answers it at once after the hook that opened it (`answered`): each target in order
+draws its query's loss, answers if it is up, and its reply draws its own, as
+`Channel._ask_faulty` delivers them at once; with every reply in, the policy decides
+within the same step, else at the round's timeout, an event (`network.expire`).
 """
 
 from __future__ import annotations
@@ -40,7 +49,9 @@ from numba import njit
 
 from ..measure.messages import NO_REPLY
 from .core import push, push_id
+from .failing import Failing, up
 from .state import (
+    A_DISPATCHERS,
     A_DONE,
     A_DUE_ID,
     A_FIRST,
@@ -49,25 +60,50 @@ from .state import (
     A_N,
     A_NEXT,
     A_PENDING,
+    A_PHASE,
     ASK_SHIFT,
     ASK_TIMEOUT,
     F_LOSS,
     F_NOW,
     F_TIMEOUT,
+    I_ASK_CAP,
     I_ASK_FREE,
     I_ASKS,
+    I_EDGES,
     I_EID,
+    I_HEAP,
+    I_HEAP_CAP,
     I_LAT,
     I_LOSS,
+    I_MSG_CAP,
     I_MSG_FREE,
     I_MSGS,
+    I_NLOSS,
     MESSAGE,
+    P_ASK_ROOM,
     P_QUERY,
     P_REPLY,
+    P_ROOM,
     QUERY_EVENT,
     REPLY_EVENT,
 )
 from .tools import Tools
+
+INSTANT = 2
+"""``P[P_LATENT]`` at zero latency with faults under a policy that asks: its asks go through records (`answered`)."""
+
+
+@njit(cache=True, inline="always")
+def room(P: np.ndarray, iv: np.ndarray) -> bool:
+    """`INSTANT`: whether a step cannot run out of loss uniforms (two per target), ask or message records or heap."""
+    return (iv[I_NLOSS] - iv[I_LOSS] >= P[P_ROOM] and iv[I_MSG_CAP] - iv[I_MSGS] >= 1
+            and iv[I_ASK_CAP] - iv[I_ASKS] >= P[P_ASK_ROOM] and iv[I_HEAP_CAP] - iv[I_HEAP] >= 4)
+
+
+@njit(cache=True, inline="always")
+def on(T: Tools) -> bool:
+    """Whether asks may miss replies (loss, or failing servers: ``fv[F_LOSS]`` -1), so they wait with timeouts."""
+    return T.fv[F_LOSS] != 0.0
 
 
 @njit(cache=True, inline="always")
@@ -102,6 +138,7 @@ def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int,
         asks[ask, A_DONE] = 0
         asks[ask, A_FIRST] = i
         asks[ask, A_LATE] = 0
+        asks[ask, A_PHASE] = iv[I_EDGES]
         T.due[ask] = -1.0  # no reply on its way yet
     T.replies[ask, i] = NO_REPLY  # until its reply comes in time
     counts[P[P_QUERY]] += 1
@@ -111,17 +148,84 @@ def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int,
         asks[ask, A_PENDING] += 1
         push(T.heap, iv, T.fv[F_NOW] + _latency(iv, T), MESSAGE + 4 * (QUERY_EVENT | (ask << ASK_SHIFT) | i))
     if i >= asks[ask, A_N] - 1:  # the round's queries are out: its timeout (`Channel._ask_faulty`)
-        T.expiry[ask] = T.fv[F_NOW] + T.fv[F_TIMEOUT]
-        asks[ask, A_PENDING] += 1
-        msg = T.msg
-        slot = iv[I_MSG_FREE]
-        iv[I_MSG_FREE] = msg[slot, 1]
-        iv[I_MSGS] += 1
-        msg[slot, 0] = ASK_TIMEOUT
-        msg[slot, 1] = ask
-        msg[slot, 2] = asks[ask, A_FIRST]
-        msg[slot, 3] = 0
-        push(T.heap, iv, T.expiry[ask], MESSAGE + 4 * slot)
+        _time_out(T, iv, ask)
+
+
+@njit(cache=True, inline="always")
+def _time_out(T: Tools, iv: np.ndarray, ask: int) -> None:
+    """The round trip's timeout, ``network.timeout`` from now (`Channel._ask_faulty`'s ``Timeout``): an event."""
+    asks = T.asks
+    T.expiry[ask] = T.fv[F_NOW] + T.fv[F_TIMEOUT]
+    asks[ask, A_PENDING] += 1
+    msg = T.msg
+    slot = iv[I_MSG_FREE]
+    iv[I_MSG_FREE] = msg[slot, 1]
+    iv[I_MSGS] += 1
+    msg[slot, 0] = ASK_TIMEOUT
+    msg[slot, 1] = ask
+    msg[slot, 2] = asks[ask, A_FIRST]
+    msg[slot, 3] = 0
+    push(T.heap, iv, T.expiry[ask], MESSAGE + 4 * slot)
+
+
+@njit(cache=True, inline="always")
+def dropped(P: np.ndarray, counts: np.ndarray, window: np.ndarray, iv: np.ndarray, T: Tools, ask: int,
+            i: int) -> None:
+    """The query to target ``i`` of ``ask`` reached it while it is down: lost there, so its timeout decides.
+
+    Counted as lost where `Recorder.lose_message` counts it: now, and in the window's snapshots
+    taken since it was sent (``A_PHASE``), as if it had been lost when it was sent.
+    """
+    asks = T.asks
+    asks[ask, A_PENDING] -= 1
+    at = len(counts) // 2 + P[P_QUERY]
+    counts[at] += 1
+    for edge in range(asks[ask, A_PHASE], iv[I_EDGES]):
+        window[edge, at] += 1
+    if asks[ask, A_DONE] == 0 and i >= asks[ask, A_FIRST]:  # of the round trip that waits
+        asks[ask, A_LATE] = 1
+    if asks[ask, A_DONE] == 2 and asks[ask, A_PENDING] == 0:
+        _free(T, iv, ask)
+
+
+@njit(cache=True, inline="always")
+def answered(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, F: Failing,
+             failing: bool, ask: int) -> bool:
+    """Zero latency with faults: ``ask``'s round trip, now; True if every reply is in (the policy decides now).
+
+    `Channel._ask_faulty` at zero latency: per target in order, the query is counted and draws
+    its loss; one that is not lost reaches the target, lost there if it is down, else answered
+    with what it holds now, and the reply is counted and draws its loss. A missing reply reads
+    `NO_REPLY`; then the round's timeout is scheduled, and decides (`network.expire`).
+    """
+    asks = T.asks
+    n = asks[ask, A_N]
+    kind = P[P_QUERY]
+    missing = 0
+    for i in range(n):
+        target = T.targets[ask, i]
+        T.replies[ask, i] = NO_REPLY
+        counts[kind] += 1
+        if lost(counts, iv, T, kind):
+            missing += 1
+        elif failing and not asks[ask, A_DISPATCHERS] and not up(F, target):  # lost at the down server
+            counts[len(counts) // 2 + kind] += 1
+            missing += 1
+        else:
+            value = T.count[target] if asks[ask, A_DISPATCHERS] else length[target]
+            counts[P[P_REPLY]] += 1
+            if lost(counts, iv, T, P[P_REPLY]):
+                missing += 1
+            else:
+                T.replies[ask, i] = value
+    asks[ask, A_LEFT] = missing
+    if missing == 0:
+        return True
+    asks[ask, A_DONE] = 0  # the round trip waits for its timeout
+    asks[ask, A_FIRST] = 0
+    asks[ask, A_LATE] = 1
+    _time_out(T, iv, ask)
+    return False
 
 
 @njit(cache=True, inline="always")

@@ -1,37 +1,17 @@
 """The compiled driver: the event loop, the servers, the recorder and the arrival source.
 
-It replays the SimPy model of `emulator.model` event for event, in SimPy's order
-(time, then scheduling order; see `core.push`):
-
-- the source is a process that waits ``Timeout(gap)`` per arrival; batch members
-  (gap 0) arrive in the same step, without an event. Its one pending timeout is
-  kept beside the heap, with its event id, and compared with the heap's first
-  event in the same (time, id) order: a push and a pop fewer per job;
-- a FIFO server's process waits for the end of each service: one event per job,
-  scheduled when its service starts (on arrival at an idle server, or at the
-  departure of the job before it);
-- a pool schedules one completion per task when the task arrives;
-- a processor-sharing server schedules its next completion at every arrival and
-  departure (`ps`); a superseded one is dropped when it comes first;
-- JBT-d's timer is one event per period, scheduled after each update;
-- with latency, every message is an event (`network`): a job's transfer to its
-  server, queries, the last reply of each ask, and the policy's own messages.
-- with failing servers (`failing`), each server's next failure or recovery is an
-  event, and so is the wake-up of an idle server's process when a job reaches it.
+It replays the SimPy model event for event, in SimPy's order (`core.push`; the events: docs/compiled-engine.md).
 
 The recorder's sums are updated in the same order with the same float operations as
 `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something from
 Python (gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a full response batch
 for the quantile sketch), at a point where it can go on exactly where it stopped.
 
-A job reaches its server in one place (the end of the loop: at once with zero latency,
-at its transfer's delivery with latency). A server's length changes in two places here
-(``length[sid] += 1`` on an accepted arrival, ``-= 1`` on a departure), and in `failing`
-where a failure loses its jobs, each next to the recorder's update for the same instant;
-there the occupancy observer (`occupancy`) is told, as the SimPy servers tell theirs.
-What a step needs from Python first (room, draws) is asked of `needs`; slots and lists are `jobs`'s.
-The source stops once the window has closed and every measured job has reached its
-server, as the model's does. Jobs sent as copies (redundancy) are `copying`'s.
+A job reaches its server in one place (the loop's end); a server's length changes on an
+accepted arrival, a departure and (in `failing`) a failure that loses its jobs, each next to
+the recorder's and the occupancy observer's update for the same instant. Room and draws a
+step needs first are asked of `needs`; slots and lists are `jobs`'s; copies `copying`'s. The
+source stops once the window has closed and every measured job has reached its server.
 """
 
 from __future__ import annotations
@@ -44,7 +24,7 @@ from . import failing as failures
 from . import ps as sharing_
 from .core import pop, push, replace_first, unmanaged, view
 from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
-from .network import answer, close_ask, post, release
+from .network import answer, close_ask, expire, post, release
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, enter, leave
 from .state import (
@@ -61,6 +41,7 @@ from .state import (
     FLUSH,
     I_ARRIVAL_EID,
     I_ARRIVED,
+    I_ASK_FREE,
     I_BAD,
     I_BATCH,
     I_BATCH_AT,
@@ -89,6 +70,7 @@ from .state import (
     NEED_CHOICE,
     NEED_GAPS,
     NEED_LISTS,
+    NEED_NETWORK,
     P_CAPACITY,
     P_CHECKED,
     P_D,
@@ -161,6 +143,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     c_servers, c_measures = (length, head, tail, inv_speed, speed_index), (responses, occ, occ_count, occ_lengths,
                                                                            occ_totals)
     c_jobs = (j_arrival, j_at, j_size, j_start, j_next, j_measured, j_dispatcher)
+    asking = P[P_LATENT] == 2  # feature: zero latency with faults: asks answered at once or timed out (`faults`)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -211,13 +194,15 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     # reached its server: at once with zero latency (`model._source`, `_all_arrived`).
                     if job == warmup + jobs and iv[I_EDGES] == 1:
                         edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
-                    if (not latent or iv[I_ARRIVED] == jobs) and not (whole and iv[I_BATCH_HELD] > 0):
+                    if (not (latent or asking) or iv[I_ARRIVED] == jobs) and not (whole and iv[I_BATCH_HELD] > 0):
                         iv[I_SRC] = 3  # (whole batches: between batches only, as `BatchSource`)
                         break
                 need = needs.arrival(P, iv, T.lists, T.binding, occ_count, occ_totals, pool or ps or failing, latent,
                                      reserving)
                 if need:
                     return need
+                if asking and not faults.room(P, iv):
+                    return NEED_NETWORK
                 if copies:  # and for the job's copies (a batch's next job is dispatched in this step too)
                     need = copies_.room_for_job(iv, cp, j_next, occ, occ_totals)
                     if need:
@@ -245,11 +230,15 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     continue
                 iv[I_CURRENT] = slot
                 j_dispatcher[slot] = dispatcher
+                asked = iv[I_ASK_FREE]  # (asking) the record an ask of this dispatch takes
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
                 if copies:  # the job goes as copies to the servers the policy picked (`copying`)
                     copies_.send(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, slot)
                     sid = -1
-                if checked and (sid >= P[P_N] or (sid < 0 and not latent)):  # (with latency -1: it asked)
+                if asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
+                    sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, asked)  # decided now
+                    close_ask(T, iv, asked)
+                if checked and (sid >= P[P_N] or (sid < 0 and not (latent or asking))):  # (with latency -1: it asked)
                     iv[I_BAD] = sid
                     return BAD_SERVER
                 iv[I_SRC] = 2
@@ -377,7 +366,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 if arg & QUERY_EVENT:  # the target answers with what it holds now
                     a, b = (arg >> ASK_SHIFT) & ASK_MASK, arg & TARGET_MASK
                     target = T.targets[a, b]
-                    answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
+                    if failing and not asks[a, A_DISPATCHERS] and not failures.up(fail, target):
+                        faults.dropped(P, counts, window, iv, T, a, b)  # lost at the down server
+                    else:
+                        answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
                 else:
                     decide = -1  # an ask whose replies are in (or, with faults, whose timeout came)
                     if arg & REPLY_EVENT:  # an ask's last reply
@@ -402,6 +394,14 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                             if to >= 0:
                                 iv[I_TRANSFERS] += 1
                                 post(T, iv, TRANSFER, held, to, via)
+            elif asking:  # zero latency with faults: an ask's timeout; the job it held reaches its server now
+                decide = expire(T, iv, code >> 2)
+                if decide >= 0:
+                    sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
+                    slot = asks[decide, A_JOB]
+                    close_ask(T, iv, decide)
+                    if sid >= 0:
+                        iv[I_TRANSFERS] += 1
             if sid < 0:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
@@ -409,7 +409,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         measured = j_measured[slot]
         iv[I_ORIGIN] = j_dispatcher[slot]
         blocked = capacity >= 0 and length[sid] >= capacity
-        if latent and measured:
+        if (latent or asking) and measured:
             iv[I_ARRIVED] += 1
         if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
             free_slot(iv, j_next, slot)

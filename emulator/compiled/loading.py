@@ -47,7 +47,7 @@ def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
         return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
     return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
             point.scenario.system.failures is not None, *form_features(policy.name),
-            bool(getattr(REGISTRY.get(policy.name), "copies", False)))
+            bool(getattr(REGISTRY.get(policy.name), "copies", False)), instant_asks(point, policy))
 
 
 def form_features(name: str) -> tuple[bool, bool]:
@@ -57,5 +57,16 @@ def form_features(name: str) -> tuple[bool, bool]:
 
     form = module(name)
     return bool(getattr(form, "WHOLE_BATCHES", False)), bool(getattr(form, "RESERVATIONS", False))
+
+
+def instant_asks(point: Point, policy: ResolvedPolicy) -> bool:
+    """Whether the event kernel asks through records at zero latency (`faults.INSTANT`): faults (lost messages or
+    failing servers) under a compiled policy that asks servers (its module's ``ASKS``), whose asks then wait for
+    replies that may not come, as `Channel.ask` makes them."""
+    from .policies import module
+
+    network = point.scenario.network
+    return (network.latency.mean == 0 and (network.loss > 0 or point.scenario.system.failures is not None)
+            and getattr(module(policy.name), "ASKS", False))
 
 

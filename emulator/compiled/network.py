@@ -49,7 +49,6 @@ from .state import (
     A_PENDING,
     A_TAG,
     ASK_SHIFT,
-    F_LOSS,
     F_NOW,
     I_ASK_CAP,
     I_ASK_FREE,
@@ -147,7 +146,9 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
 @njit(cache=True)
 def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
     """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival)."""
-    if T.fv[F_LOSS] > 0.0:
+    if P[P_LATENT] == faults.INSTANT:  # zero latency: the kernel asks once the hook is done (`faults.answered`)
+        return
+    if faults.on(T):
         faults.query(P, counts, iv, T, ask, i)
         return
     counts[P[P_QUERY]] += 1
@@ -165,7 +166,7 @@ def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
     to arrive (in the heap's (time, id) order) is scheduled: when every target has
     answered, that one, with its own time and id. With faults each reply is an event (`faults.reply`).
     """
-    if T.fv[F_LOSS] > 0.0:
+    if faults.on(T):
         faults.reply(P, counts, iv, T, ask, i, value)
         return
     counts[P[P_REPLY]] += 1
@@ -188,6 +189,8 @@ def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
 @njit(cache=True)
 def query_all(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> None:
     """Query every target of ``ask``, in order."""
+    if P[P_LATENT] == faults.INSTANT:  # zero latency: the kernel asks once the hook is done (`faults.answered`)
+        return
     for i in range(T.asks[ask, A_N]):
         query(P, counts, iv, T, ask, i)
 
@@ -199,6 +202,17 @@ def close_ask(T: Tools, iv: np.ndarray, ask: int) -> None:
     T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
     iv[I_ASK_FREE] = ask
     iv[I_ASKS] -= 1
+
+
+@njit(cache=True)
+def expire(T: Tools, iv: np.ndarray, slot: int) -> int:
+    """Zero latency with faults: an ask's timeout (message record ``slot``) comes; the ask that decides now, or -1.
+
+    (With latency the kernel reads the record itself, since its messages are of every kind.)
+    """
+    what, a, b, c = T.msg[slot, 0], T.msg[slot, 1], T.msg[slot, 2], T.msg[slot, 3]
+    release(T, iv, slot)
+    return faults.arrive(T, iv, what, a, b, c)
 
 
 @njit(cache=True, inline="always")
@@ -232,7 +246,7 @@ def posted(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, kind: in
     holding it for a later slot: the ``deliver`` hook handles it when it arrives) or was lost at zero latency
     (`faults.lost`, as `Channel._post`), False if it is delivered now: then it is counted here, and the caller
     delivers it."""
-    if P[P_LATENT] or P[P_HELD]:
+    if P[P_LATENT] == 1 or P[P_HELD]:
         send(counts, iv, T, kind, what, a, b, c)
         return True
     counts[kind] += 1

@@ -196,7 +196,8 @@ A_FIRST = 8  # the first target of the round trip under way (the threshold model
 A_PENDING = 9  # its queries and timeouts still to come: a closed record is freed once none is
 A_DONE = 10  # 0 while the round trip waits, 1 once its decision is scheduled (or none begun), 2 closed
 A_LATE = 11  # 1 once a message of the round trip is lost or a reply late: its timeout decides
-A_FIELDS = 12
+A_PHASE = 12  # the window edges passed when its round trip's queries went out (a loss at a down server counts there)
+A_FIELDS = 13
 
 
 # -- the records the kernels take (numba passes each as one argument; its arrays are the caller's) ---------

@@ -15,6 +15,7 @@ from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer, round_trips
 
 PARAMS: frozenset[str] = frozenset()
+ASKS = True  # at zero latency with faults its asks go through records, as with latency (`faults.INSTANT`)
 INDEXED_IDS = 1 << 22
 """The most ids (D N) that an index per dispatcher may hold: they take D x levels x N int64, 128 MiB at
 4 levels (SimPy's D `LengthIndex` hold D N ids, a list entry and an int each)."""
@@ -213,3 +214,13 @@ def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np
 
 
 initialise, timer = nothing_initialise, nothing_timer
+
+
+def instant_loss(config: JSQConfig, point: Any) -> bool:
+    """Lost messages at zero latency run compiled: its asks are answered at once or time out (`faults.answered`)."""
+    return True
+
+
+def servers_fail(config: JSQConfig, point: Any) -> bool:
+    """Failing servers run compiled: a query that reaches a down server is lost there (`faults`)."""
+    return True

@@ -15,6 +15,7 @@ from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "replace"})
+ASKS = True  # at zero latency with faults its asks go through records, as with latency (`faults.INSTANT`)
 D, REPLACE, PAIR = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2  # PAIR: SQ(2) without replacement, written out
 
 
@@ -61,3 +62,13 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
+
+
+def instant_loss(config: SQDConfig, point: Any) -> bool:
+    """Lost messages at zero latency run compiled: its asks are answered at once or time out (`faults.answered`)."""
+    return True
+
+
+def servers_fail(config: SQDConfig, point: Any) -> bool:
+    """Failing servers run compiled: a query that reaches a down server is lost there (`faults`)."""
+    return True

@@ -20,6 +20,7 @@ from ..tools import Description, Tools, needs_choice
 from .common import nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "m"})
+ASKS = True  # at zero latency with faults its asks go through records, as with latency (`faults.INSTANT`)
 D, M = P_PARAMS, P_PARAMS + 1
 
 
@@ -113,3 +114,13 @@ def _decide(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, picked:
 
 
 on_arrive, on_depart, timer = nothing_on_arrive, nothing_on_depart, nothing_timer
+
+
+def instant_loss(config: SQDMemoryConfig, point: Any) -> bool:
+    """Lost messages at zero latency run compiled: its asks are answered at once or time out (`faults.answered`)."""
+    return True
+
+
+def servers_fail(config: SQDMemoryConfig, point: Any) -> bool:
+    """Failing servers run compiled: a query that reaches a down server is lost there (`faults`)."""
+    return True
