@@ -24,8 +24,9 @@ JOBS_PER_SERVER = 10
 
 SAMPLED = {"ps": ("random", "jsq", "sqd", "jiq", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
-           "failing": ("random", "round_robin", "jiq", "sqd", "jsq")}
-"""The policies whose processor-sharing, slot-clock and failing-server kernels the suite builds.
+           "faults": ("random", "round_robin", "jiq", "sqd", "jsq")}
+"""The policies whose processor-sharing, slot-clock and fault kernels the suite builds (faults: failing servers,
+and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
 Every policy's two main kernels (continuous time, without and with latency) are in the suite;
 those of processor sharing, slotted time and failing servers are a further kernel per policy
@@ -47,8 +48,8 @@ def in_suite(key: str, options: dict[str, Any]) -> bool:
         return policy in SAMPLED["ps"] and (options["latency"] is None or policy == "jsq")
     if options.get("time") == "slotted":
         return policy in SAMPLED["slotted"]
-    if options.get("failures") is not None:
-        return policy in SAMPLED["failing"]
+    if options.get("failures") is not None or (options.get("loss", 0) > 0 and options["latency"] is None):
+        return policy in SAMPLED["faults"]
     return True
 
 
