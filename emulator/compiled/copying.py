@@ -42,6 +42,7 @@ from numba import njit
 
 from . import faults, occupancy
 from .core import push, unmanaged
+from .jobs import append
 from .network import post, release
 from .recorder import leave
 from .state import (
@@ -252,12 +253,7 @@ def _accept(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: 
     now = fv[F_NOW]
     at[slot] = now
     C[slot, STATE] = WAITING
-    next_[slot] = -1
-    if tail[sid] < 0:
-        head[sid] = slot
-    else:
-        next_[tail[sid]] = slot
-    tail[sid] = slot
+    append(head, tail, next_, sid, slot)
     length[sid] += 1
     fv[F_AREA] += iv[I_INSYS] * (now - fv[F_LAST])  # Recorder.enter
     fv[F_LAST] = now
