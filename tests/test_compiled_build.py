@@ -9,6 +9,7 @@ import ast
 import importlib
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from emulator.compiled.loading import form_features
 from emulator.compiled.policies import HOOKS, common, hooks, name_of
 from emulator.compiled.tools import Description
 from emulator.policies import BUILT_IN
+from emulator.scenario.sweep import Scenario
 
 FORM = """
 from numba import njit
@@ -154,3 +156,19 @@ def test_ahead_builds_each_kernel_a_policy_uses_not_one_per_loop(monkeypatch: py
     points = [make_point({"name": "jsq"}, servers=4, jobs=20, latency=latency) for latency in (0.0, 0.1)]
     assert ahead.prepare([(point, point.policies[0]) for point in points])
     assert sorted(built) == [0.0, 0.1]
+
+
+@pytest.mark.parametrize("options", [
+    {"servers": 100, "load": 0.9, "jobs": 5000, "time": "slotted"},  # a window of 5 slots: 450 jobs or more
+    {"servers": 10, "load": 0.7, "jobs": 5000, "timeout": 1,  # a run longer than the mean down time
+     "failures": {"up": {"kind": "exponential", "mean": 50}, "down": {"kind": "exponential", "mean": 2}}},
+])
+def test_the_short_case_that_builds_a_kernel_passes_the_scenarios_checks(options: dict[str, Any]) -> None:
+    """`ahead.short_case` takes as many jobs as the checks ask of a run (never more than the case's own), so that
+    building a kernel ahead never refuses a scenario the run itself accepts."""
+    from emulator.api import scenario_data
+    from emulator.compiled import ahead
+
+    point = Scenario.from_dict(scenario_data("jsq", **options)).points()[0]
+    short, policy = ahead.short_case(point, point.policies[0])
+    assert 20 <= short.scenario.run.jobs < point.scenario.run.jobs and policy.name == "jsq"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 
+from ..errors import ScenarioError
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point, Scenario
 from .engine import record
@@ -71,15 +71,23 @@ def one_per_kernel(cases: Iterable[tuple[Point, ResolvedPolicy]]) -> list[tuple[
 
 
 def short_case(point: Point, policy: ResolvedPolicy) -> tuple[Point, ResolvedPolicy]:
-    """The case with a run of a few jobs: enough to compile (or load) its kernel."""
+    """The case with a run of a few jobs: enough to compile (or load) its kernel.
+
+    20 jobs, or more where the scenario's checks ask a run for more (`scenario.checks`:
+    about 10 batches of batch arrivals, a window of several slots in slotted time, a run
+    longer than the mean down time of failing servers, ...): four times more until they
+    pass, and at most the case's own run.
+    """
     data = point.scenario.to_dict()
     run = {key: value for key, value in data.get("run", {}).items() if key != "batch_means"}  # (needs more jobs)
-    arrivals = point.scenario.workload.arrivals
-    # 20 jobs, or enough for about 10 batches, as a scenario must hold (`scenario.checks`).
-    jobs = max(20, math.ceil(10 * (arrivals.mean_batch or 2.0))) if arrivals.kind == "batch_poisson" else 20
-    data["run"] = {**run, "jobs": jobs, "warmup_jobs": 0}
     data.pop("precision", None)
-    short = Scenario.from_dict(data).points()[0]
-    return short, next(p for p in short.policies if p.label == policy.label)
-
-
+    jobs = 20
+    while jobs < point.scenario.run.jobs:
+        data["run"] = {**run, "jobs": jobs, "warmup_jobs": 0}
+        try:
+            short = Scenario.from_dict(data).points()[0]
+        except ScenarioError:
+            jobs *= 4
+            continue
+        return short, next(p for p in short.policies if p.label == policy.label)
+    return point, policy
