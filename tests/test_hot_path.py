@@ -16,10 +16,9 @@ from types import FrameType
 from typing import Any
 
 import pytest
-from helpers.scenarios import make_point, traced
+from helpers.scenarios import traced
 
 import emulator
-from emulator.model.build import build_model
 from emulator.model.job import Job
 
 
@@ -66,19 +65,3 @@ def test_a_job_sent_to_a_server_by_its_departure_hook_starts_one_service(trace_r
     trace.run()
     assert [(now, job.id) for now, _, job in trace.left] == [(2.0, 0), (4.0, 99), (6.0, 1)]
     assert extra.start == 2.0
-
-
-@pytest.mark.parametrize("policy", [{"name": "random"}, {"name": "batch_sqd", "d": 1}])
-def test_the_next_arrival_waits_outside_simpys_event_queue(policy: dict[str, Any]) -> None:
-    # SimPy's queue holds every busy server's departure; a push and a pop there per arrival cost
-    # SQ(2) at N = 100 about a tenth of its CPU. The next arrival waits aside (`guard.Pending`),
-    # and the run loop takes it in its turn, so at one server's departure nothing else is queued
-    # (but the run's end, after the last).
-    point = make_point(policy, servers=1, jobs=300, load=0.9, arrivals={"kind": "poisson"},
-                       service={"kind": "exponential", "mean": 1})
-    model = build_model(point, point.policies[0], 1)
-    queued: list[int] = []
-    model.servers[0].on_depart = lambda _server: queued.append(
-        sum(event is not model.recorder.done for *_, event in model.env._queue))
-    model.record()
-    assert len(queued) >= 300 and max(queued) == 0

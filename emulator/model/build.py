@@ -7,6 +7,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from heapq import heappush
 from itertools import accumulate
 
 import simpy
@@ -47,7 +48,6 @@ class Model:
     watch: guard.Watch
     policy: Policy | None = None
     copier: Copier | None = None  # makes a job's copies, for a policy that sends several (redundancy)
-    pending: guard.Pending | None = None  # the next arrival, out of SimPy's queue (`Source`)
 
     def record(self, progress: Callable[[int], None] | None = None) -> RunResult:
         """Run until every measured job has left; return the measurements (`RunResult`).
@@ -58,7 +58,7 @@ class Model:
         """
         recorder = self.recorder
         report = None if progress is None else (lambda: progress(recorder.finished))
-        guard.run(self.env, recorder.done, self.watch, report, 5_000 / self.rate, self.pending)
+        guard.run(self.env, recorder.done, self.watch, report, 5_000 / self.rate)
         return recorder.result()
 
     def run(self, progress: Callable[[int], None] | None = None) -> dict[str, float]:
@@ -129,8 +129,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
                                   split, recorder, slot.same_slot, bounds))
         return model
     source = BatchSource if model.policy.whole_batches else Source
-    model.pending = source(env, values(arrival_gaps(arrival, rate, seed)), values(job_sizes(workload, seed)),
-                           dispatchers, split, recorder, bounds).pending
+    source(env, values(arrival_gaps(arrival, rate, seed)), values(job_sizes(workload, seed)), dispatchers, split,
+           recorder, bounds)
     return model
 
 
@@ -150,9 +150,7 @@ class Source:
 
     Each arrival is the callback of one `Alarm`, scheduled a gap after the last, in the
     order a SimPy process waiting on a timeout per gap would see; it starts as a process
-    would, with an urgent event at time 0 (`simpy.events.Initialize`). The alarm waits in
-    ``pending`` (`guard.Pending`) rather than in SimPy's queue, which the run loop reads
-    in the same order.
+    would, with an urgent event at time 0 (`simpy.events.Initialize`).
     """
 
     def __init__(self, env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
@@ -174,7 +172,6 @@ class Source:
         # the measurement window.
         self.first, self.end = recorder.warmup, recorder.warmup + recorder.jobs
         self.alarm = Alarm(env, self._arrive)
-        self.pending = guard.Pending()
         Alarm(env, self._start).after(0.0, URGENT)
 
     def _start(self, _event: simpy.Event) -> None:
@@ -183,24 +180,9 @@ class Source:
         if gap is None:
             self.recorder.exhausted()
         elif gap > 0.0:
-            self._wait(gap)
+            self.alarm.after(gap)
         else:
             self._arrive(_event)
-
-    def _dispatcher(self) -> Dispatcher:
-        """Where the next job goes: the only dispatcher, or one drawn from ``split`` (see the class)."""
-        split, dispatchers = self.split, self.dispatchers
-        if split is None:
-            return dispatchers[0]
-        if self.bounds is None:
-            return dispatchers[int(split() * len(dispatchers))]
-        return dispatchers[bisect_right(self.bounds, split())]
-
-    def _wait(self, gap: float) -> None:
-        """Schedule the next arrival ``gap`` from now: `Alarm.after`, into ``pending`` (see the class)."""
-        alarm, env = self.alarm, self.env
-        alarm.callbacks = alarm._then  # type: ignore[assignment]
-        self.pending.due = (env._now + gap, NORMAL, next(env._eid), alarm)
 
     def _arrive(self, _event: simpy.Event) -> None:
         """The next job arrives now, and each after it with no gap (a batch); then wait for the next gap.
@@ -226,17 +208,22 @@ class Source:
                     _all_arrived(self.recent, 0, 0)  # prunes
             job_id += 1
             self.job_id = job_id
-            target = dispatchers[0] if split is None else self._dispatcher()  # no call for one dispatcher
+            if split is None:
+                target = dispatchers[0]
+            elif self.bounds is None:
+                target = dispatchers[int(split() * len(dispatchers))]
+            else:
+                target = dispatchers[bisect_right(self.bounds, split())]
             target.receive(job)
             gap = next(gaps, None)
             if gap is None:
                 recorder.exhausted()
                 return
             if gap > 0.0:
-                # `_wait`, inlined: one call fewer per job.
+                # `Alarm.after`, inlined: one call fewer per job.
                 alarm, env = self.alarm, self.env
                 alarm.callbacks = alarm._then  # type: ignore[assignment]
-                self.pending.due = (env._now + gap, NORMAL, next(env._eid), alarm)
+                heappush(env._queue, (env._now + gap, NORMAL, next(env._eid), alarm))
                 return
 
 
@@ -272,7 +259,7 @@ class BatchSource(Source):
             jobs.append(job)
             gap = next(self.gaps, None)
             if gap is not None and gap > 0.0:
-                self._wait(gap)
+                self.alarm.after(gap)
             more = gap == 0.0
         self._hand_over(jobs)
         if gap is None:  # as `Source`: the last job is handed over, then the arrivals end
@@ -280,7 +267,13 @@ class BatchSource(Source):
 
     def _hand_over(self, jobs: list[Job]) -> None:
         """Send the batch to one dispatcher, drawn as `Source` draws one per job."""
-        target = self._dispatcher()
+        split, dispatchers = self.split, self.dispatchers
+        if split is None:
+            target = dispatchers[0]
+        elif self.bounds is None:
+            target = dispatchers[int(split() * len(dispatchers))]
+        else:
+            target = dispatchers[bisect_right(self.bounds, split())]
         for job in jobs:
             job.batch = len(jobs)
             target.receive(job)

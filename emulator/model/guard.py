@@ -41,21 +41,6 @@ QUIET_GAPS = 10.0
 """Mean gaps between arrivals that `Watch.idle_limit` events without a job moving must span at least."""
 
 
-class Pending:
-    """An event kept out of SimPy's event queue, that `run` processes in its turn: the next arrival.
-
-    ``due`` is the entry `Environment.schedule` would push, ``(time, priority, event id, event)``,
-    or None. Event ids are unique, so comparing it with the queue's first entry orders it exactly
-    as the queue would: one comparison per event instead of a push and a pop per arrival, in a
-    queue that holds every busy server's departure.
-    """
-
-    __slots__ = ("due",)
-
-    def __init__(self) -> None:
-        self.due: tuple[float, int, int, simpy.Event] | None = None
-
-
 class Watch:
     """Counters of a run at the last check, and the limits of a run that still advances.
 
@@ -146,11 +131,8 @@ class Watch:
 
 
 def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
-        progress: Callable[[], None] | None = None, every: float = float("inf"),
-        pending: Pending | None = None) -> None:
+        progress: Callable[[], None] | None = None, every: float = float("inf")) -> None:
     """Process events until ``done`` is processed, checking ``watch`` every `CHUNK` events.
-
-    ``pending``'s event, when it has one, is processed in its turn among the queue's.
 
     ``progress``, if given, is called between chunks once the clock has advanced
     ``every`` since its last call, and at the end. Stopping exactly when ``done`` is processed (as
@@ -161,7 +143,6 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
         return
     done.callbacks.append(StopSimulation.callback)
     queue = env._queue
-    pending = Pending() if pending is None else pending
     report = env.now + every
     try:
         while True:
@@ -170,15 +151,10 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
                 # the same order, callbacks, and failure of an event that nothing defused. Only a
                 # StopSimulation differs: step would reschedule the event's later callbacks, but the
                 # run ends there, and `done`'s stop is the last callback of its event.
-                due = pending.due
-                if due is not None and (not queue or due < queue[0]):
-                    pending.due = None
-                    env._now, _, _, event = due
-                else:
-                    try:
-                        env._now, _, _, event = heappop(queue)
-                    except IndexError:
-                        raise EmptySchedule from None
+                try:
+                    env._now, _, _, event = heappop(queue)
+                except IndexError:
+                    raise EmptySchedule from None
                 callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
                 for callback in callbacks:
                     callback(event)

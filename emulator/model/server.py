@@ -125,14 +125,11 @@ class FifoServer(FifoQueue):
         self.recorder.enter(now)
         if self.observer is not None:
             self.observer.arrive(self.length, now)
-        service = job.size * self.inv_speed
+        self.end = (now if self.idle else self.end) + job.size * self.inv_speed
         if self.idle:  # service starts now, and ends with the departure scheduled here
             self.idle = False
             job.start = now
-            self.end = now + service
-            self._departure.after(service)
-        else:
-            self.end += service
+            self._departure.after(job.size * self.inv_speed)
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 

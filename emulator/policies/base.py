@@ -40,7 +40,7 @@ from typing_extensions import Self
 
 from ..errors import show
 from ..scenario.expressions import ExpressionError, evaluate, parse
-from .views import DispatcherView, JobView, ModelView, PointView, UniformsView
+from .views import DispatcherView, JobView, ModelView, PointView
 
 
 def _check_expression(value: Any) -> Any:
@@ -185,35 +185,6 @@ class Policy:
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         raise NotImplementedError
-
-    def least_answer(self, _targets: Sequence[Any], answers: list[Any]) -> int:
-        """The position of the least answer, ties uniformly at random on the policy's stream (`shortest`).
-
-        A ``choose`` for `query_and_send`.
-        """
-        return shortest(answers, self.uniforms.random)
-
-
-def sample_servers(uniforms: UniformsView, servers: Sequence[Any], d: int | None,
-                   replace: bool = False) -> Sequence[Any]:
-    """``d`` servers drawn uniformly, distinct unless ``replace``; all, in order and with no draw, if ``d`` is None."""
-    return servers if d is None else [servers[i] for i in uniforms.sample(len(servers), d, replace)]
-
-
-def query_and_send(dispatcher: DispatcherView, job: JobView, targets: Sequence[Any], answer: Callable[[Any], Any],
-                   choose: Callable[[Sequence[Any], list[Any]], int]) -> None:
-    """Query ``targets``, then send ``job`` to ``targets[choose(targets, answers)]``.
-
-    One query and one reply per target, through `Channel.ask` (latency, faults). With
-    zero latency the answers are those of now: the round trips are counted and the
-    answers read at once, with no closure per job.
-    """
-    channel = dispatcher.channel
-    if channel.instant:
-        channel.count_round_trips(len(targets))
-        dispatcher.send(job, targets[choose(targets, list(map(answer, targets)))])
-        return
-    channel.ask(targets, answer, lambda answers: dispatcher.send(job, targets[choose(targets, answers)]))
 
 
 def shortest(lengths: list[int], random: Callable[[], float]) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from .base import Policy, PolicyConfig, query_and_send, queue_length
+from .base import Policy, PolicyConfig, queue_length, shortest
 from .views import DispatcherView, JobView, ModelView, PointView, ServerView
 
 
@@ -111,18 +111,22 @@ class JSQPolicy(Policy):
 
     def __init__(self, model: ModelView, config: JSQConfig) -> None:
         super().__init__(model, config)
+        self.index: LengthIndex | None = None
         if model.channel.instant:
             self.index = LengthIndex(len(model.servers))
             for server in model.servers:
                 server.on_arrive = self.index.arrived
                 server.on_depart = self.index.departed
-            self.dispatch = self._dispatch_indexed  # type: ignore[method-assign]  # chosen once, not per job
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
-        query_and_send(dispatcher, job, dispatcher.servers, queue_length, self.least_answer)
-
-    def _dispatch_indexed(self, dispatcher: DispatcherView, job: JobView) -> None:
-        """`dispatch` with zero latency: the index's pick, the N queries and N replies counted."""
         servers = dispatcher.servers
-        dispatcher.channel.count_round_trips(len(servers))
-        dispatcher.send(job, servers[self.index.pick(self.uniforms.random())])
+        if self.index is not None:
+            channel = dispatcher.channel
+            channel.count_round_trips(len(servers))
+            dispatcher.send(job, servers[self.index.pick(self.uniforms.random())])
+            return
+        random = self.uniforms.random
+        dispatcher.channel.ask(
+            servers, queue_length,
+            lambda lengths: dispatcher.send(job, servers[shortest(lengths, random)]))
+

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, query_and_send, sample_servers
+from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, shortest
 from .views import DispatcherView, JobView, ModelView, PointView
 
 DISCIPLINES = ("fifo", "pool")
@@ -83,9 +83,17 @@ class LeastWorkPolicy(Policy):
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
+        n = len(servers)
+        random = self.uniforms.random
         # d = N queries every server: no draw is needed, and none is made.
-        sampled = sample_servers(self.uniforms, servers, None if self.d == len(servers) else self.d)
-        query_and_send(dispatcher, job, sampled, unfinished_work, self.least_answer)
+        sampled = servers if self.d == n else [servers[i] for i in self.uniforms.sample(n, self.d)]
+        channel = dispatcher.channel
+        if channel.instant:  # the replies are the current work: count the round trips, then compare
+            channel.count_round_trips(self.d)
+            dispatcher.send(job, sampled[shortest([server.work() for server in sampled], random)])
+            return
+        channel.ask(sampled, unfinished_work,  # type: ignore[arg-type]  # (answers are lengths elsewhere)
+                    lambda works: dispatcher.send(job, sampled[shortest(works, random)]))
 
 
 def unfinished_work(server: Any) -> float:

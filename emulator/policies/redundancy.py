@@ -7,7 +7,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from ..measure.messages import Kind
-from .base import IntOrExpr, Policy, PolicyConfig, sample_servers
+from .base import IntOrExpr, Policy, PolicyConfig
 from .views import DispatcherView, JobView, ModelView, PointView
 
 CANCEL = Kind.CANCEL
@@ -96,7 +96,8 @@ class RedundancyPolicy(Policy):
                 server.on_start = self._started
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
-        targets = sample_servers(self.uniforms, dispatcher.servers, self.d)
+        servers = dispatcher.servers
+        targets = [servers[i] for i in self.uniforms.sample(len(servers), self.d)]
         for copy in self.copier(job, targets, self.identical):
             dispatcher.send(copy, copy.target)
 

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, query_and_send, queue_length, sample_servers
+from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length
 from .views import DispatcherView, JobView, ModelView, PointView
 
 
@@ -78,8 +78,16 @@ class SEDPolicy(Policy):
         self.fastest = config.ties == "fastest"
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
-        queried = sample_servers(self.uniforms, dispatcher.servers, self.d)
-        query_and_send(dispatcher, job, queried, queue_length, self.choose)
+        servers = dispatcher.servers
+        queried: Sequence[Any] = servers if self.d is None else \
+            [servers[i] for i in self.uniforms.sample(len(servers), self.d)]
+        channel = dispatcher.channel
+        if channel.instant:  # zero latency: the replies are the current lengths
+            channel.count_round_trips(len(queried))
+            dispatcher.send(job, queried[self.choose(queried, list(map(queue_length, queried)))])
+            return
+        channel.ask(queried, queue_length,
+                    lambda lengths: dispatcher.send(job, queried[self.choose(queried, lengths)]))
 
     def choose(self, queried: Sequence[Any], lengths: list[int]) -> int:
         """The position in ``queried`` of the server to join, given its replies."""

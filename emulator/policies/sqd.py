@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, query_and_send, queue_length, sample_servers
+from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length, shortest
 from .views import DispatcherView, JobView, ModelView, PointView
 
 
@@ -57,26 +57,32 @@ class SQDPolicy(Policy):
         super().__init__(model, config)
         self.d = int(config.d)
         self.replace = config.replace
-        if self.d == 2 and not self.replace and model.channel.instant:
-            self.dispatch = self._dispatch_pair  # type: ignore[method-assign]  # chosen once, not per job
+        self.pair = self.d == 2 and not self.replace
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
-        sampled = sample_servers(self.uniforms, dispatcher.servers, self.d, self.replace)
-        query_and_send(dispatcher, job, sampled, queue_length, self.least_answer)
-
-    def _dispatch_pair(self, dispatcher: DispatcherView, job: JobView) -> None:
-        """`dispatch` for SQ(2) with zero latency, the common case, written out.
-
-        The same draws in the same order as `Uniforms.sample` and `shortest`, without
-        their lists and calls.
-        """
         servers = dispatcher.servers
-        random = self.uniforms.random
-        n = len(servers)
-        a = int(random() * n)
-        b = int(random() * (n - 1))
-        first, second = servers[a], servers[b + 1 if b >= a else b]
-        dispatcher.channel.count_round_trips(2)
-        one, two = first.length, second.length
-        pick_second = two < one or (two == one and random() * 2 < 1.0)
-        dispatcher.send(job, second if pick_second else first)
+        uniforms = self.uniforms
+        channel = dispatcher.channel
+        if self.pair and channel.instant:
+            # SQ(2) with zero latency, the common case, written out: the same draws in the
+            # same order as `Uniforms.sample` and `shortest`, without their lists and calls.
+            random = uniforms.random
+            n = len(servers)
+            a = int(random() * n)
+            b = int(random() * (n - 1))
+            first, second = servers[a], servers[b + 1 if b >= a else b]
+            channel.count_round_trips(2)
+            one, two = first.length, second.length
+            pick_second = two < one or (two == one and random() * 2 < 1.0)
+            dispatcher.send(job, second if pick_second else first)
+            return
+        sampled = [servers[i] for i in uniforms.sample(len(servers), self.d, self.replace)]
+        if channel.instant:
+            # Zero latency: the replies are the current lengths, so the round trip that
+            # `Channel.ask` would make reduces to counting it; no closure per job.
+            channel.count_round_trips(self.d)
+            dispatcher.send(job, sampled[shortest(list(map(queue_length, sampled)), uniforms.random)])
+            return
+        channel.ask(sampled, queue_length,
+                    lambda lengths: dispatcher.send(job, sampled[shortest(lengths, uniforms.random)]))
+
