@@ -20,7 +20,7 @@ import dataclasses
 import itertools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -31,7 +31,6 @@ from ..measure.sketch import QuantileSketch
 from ..policies import BUILT_IN
 from ..scenario.schema import ResolvedPolicy, SlotConfig
 from ..scenario.sweep import Point
-from ..workload.failures import periods
 from ..workload.speeds import draw_speeds
 from ..workload.streams import BATCH, generator
 from . import state as S
@@ -39,11 +38,9 @@ from .arrays import Jobs, OccupancyArrays, fold, measurements
 from .blocks import gap_blocks, law_blocks, size_blocks, split_blocks, uniform_blocks
 from .cost import AUTO_SECONDS, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
+from .failing import failing_periods
 from .loading import COMPILE_SECONDS, available, features, instant_asks
 from .ps import PS_FIELDS
-
-if TYPE_CHECKING:
-    from .failing import Periods
 
 __all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
            "simpy_seconds", "supports"]
@@ -142,7 +139,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         fv[S.F_LOSS], fv[S.F_TIMEOUT] = -1.0, scenario.network.timeout
 
     occupancy = OccupancyArrays(n, iv)
-    failing = _failing(point, seed)
+    failing = failing_periods(point.scenario.system.failures, point.scenario.system.servers, seed)
     if failing is not None:  # a cycle per server, and a service cut short or a wake-up beside each one's end
         heap_cap += 2 * n
         heap = np.concatenate([heap, np.zeros(6 * n)])
@@ -217,18 +214,6 @@ def _copies(point: Point, policy: ResolvedPolicy, seed: int, slots: int) -> Any:
     plan = module(policy.name).copy_plan(policy.config)
     sizes = law_blocks(point.scenario.workload.service.law(), seed, "copies")  # `build_model`'s Copier
     return Arrays(plan, point.scenario.system.servers, slots, sizes, point.scenario.network.latency.mean != 0)
-
-
-def _failing(point: Point, seed: int) -> Periods | None:
-    """The failing servers' record and its refills (`failing.Periods`), from the model's own streams; None
-    without ``system.failures``."""
-    failures = point.scenario.system.failures
-    if failures is None:
-        return None
-    from .failing import Periods
-
-    streams = [periods(failures, seed, i) for i in range(point.scenario.system.servers)]
-    return Periods(streams, failures.on_down == "lose")
 
 
 def _network_room(P: np.ndarray, iv: np.ndarray, toolkit: Any, heap: np.ndarray) -> np.ndarray:

@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from collections import namedtuple
 from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 from numba import njit
 
+from ..workload.failures import periods
 from . import occupancy
 from .core import pop, push
 from .state import (
@@ -71,6 +73,15 @@ def none() -> Failing:
     """The placeholder record of a run without failures (the kernel's types stay the same)."""
     return Failing(np.full(1, -1, dtype=np.int64), np.zeros((1, 4), dtype=np.int64), np.zeros((1, 2)),
                    np.zeros((2, 1, 1)))
+
+
+def failing_periods(failures: Any, servers: int, seed: int) -> Periods | None:
+    """The failing servers' record and its refills, from the model's own streams (`workload.failures.periods`);
+    None without ``system.failures`` (``failures`` None)."""
+    if failures is None:
+        return None
+    streams = [periods(failures, seed, i) for i in range(servers)]
+    return Periods(streams, failures.on_down == "lose")
 
 
 class Periods:
