@@ -244,6 +244,11 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "redundancy_start_identical_d8": {"policy": "redundancy", "d": 8, "cancel": "start", "copies": "identical"},
     "redundancy_lost_cancels": {"policy": "redundancy", "d": 3, "loss": 0.2, "timeout": 0.08, "dispatchers": 3},
     "redundancy_start_loss": {"policy": "redundancy", "d": 3, "cancel": "start", "loss": 0.2, "timeout": 0.08},
+    # Least work's replies carry the work left through lost messages, at zero latency too: every server asked by
+    # 3 dispatchers, and pools of drawn speeds.
+    "least_work_lwl_loss_d3": {"policy": "least_work", "d": "N", "dispatchers": 3, "loss": 0.2, "timeout": 0.08},
+    "least_work_loss_pool_speeds": {"policy": "least_work", "d": 3, "discipline": "pool", "capacity": 3,
+                                    "speeds": {"kind": "erlang", "k": 2}, "loss": 0.2, "timeout": 0.08},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
