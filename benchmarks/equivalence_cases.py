@@ -249,6 +249,12 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "least_work_lwl_loss_d3": {"policy": "least_work", "d": "N", "dispatchers": 3, "loss": 0.2, "timeout": 0.08},
     "least_work_loss_pool_speeds": {"policy": "least_work", "d": 3, "discipline": "pool", "capacity": 3,
                                     "speeds": {"kind": "erlang", "k": 2}, "loss": 0.2, "timeout": 0.08},
+    # Batches larger than N (shortest fills in rounds) and than what one step may send by default (the decision
+    # sends the whole batch at once, with latency): 4 or 5 servers, 8 or 10 jobs a batch on average.
+    "batch_sqd_big_batches": {"policy": "batch_sqd", "d": 2, "servers": 4,
+                              "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
+    "batch_sqd_water_big_batches_d3": {"policy": "batch_sqd", "d": 1, "fill": "water", "servers": 5, "dispatchers": 3,
+                                       "arrivals": {"kind": "batch_poisson", "mean_batch": 8.0}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
@@ -309,6 +315,11 @@ FAULTS: dict[str, dict[str, Any]] = {
                                     "failures": {**FAILURES, "on_down": "lose"}} for policy in ASKING},
     "sqd_fail_lose_d3": {"policy": "sqd", "d": 3, **FAILING, "dispatchers": 3,
                          "failures": {**FAILURES, "on_down": "lose"}},
+    # A batch's ask decided at its timeout, missing replies (`NO_REPLY`) filled with water too, large batches.
+    "batch_sqd_water_batches_loss_d3": {"policy": "batch_sqd", "d": 2, "fill": "water", "dispatchers": 3, **LOSS,
+                                        "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
+    "batch_sqd_big_batches_loss": {"policy": "batch_sqd", "d": 2, "servers": 4, **LOSS,
+                                   "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
 }
 
 

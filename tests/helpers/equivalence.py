@@ -65,13 +65,10 @@ SUITE = {key: shortened(options) for key, options in CASES.items() if in_suite(k
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: batch sampling with latency, an index per dispatcher
-    (LSQ, LOR, JSQ-push with latency) of more ids than the compiled indexes hold (none of the equivalence cases),
-    and LOR in slotted time."""
+    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, LOR, JSQ-push with
+    latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR in slotted time."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
-    if options["policy"] == "batch_sqd" and options["latency"]:  # a batch's jobs wait for one ask's replies
-        return True
     several = options.get("dispatchers", 1)
     indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
     slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
