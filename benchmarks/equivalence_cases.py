@@ -320,6 +320,9 @@ FAULTS: dict[str, dict[str, Any]] = {
                                         "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
     "batch_sqd_big_batches_loss": {"policy": "batch_sqd", "d": 2, "servers": 4, **LOSS,
                                    "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
+    # Overloaded, queues growing: the occupancy arrays grow often, also before a job its ask's timeout sends.
+    "sqd_loss_overloaded_occupancy": {"policy": "sqd", "d": 2, "servers": 10, "load": 1.3, "allow_unstable": True,
+                                      "occupancy": True, "loss": 0.3, "timeout": 0.5},
 }
 
 
