@@ -244,6 +244,17 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "redundancy_start_identical_d8": {"policy": "redundancy", "d": 8, "cancel": "start", "copies": "identical"},
     "redundancy_lost_cancels": {"policy": "redundancy", "d": 3, "loss": 0.2, "timeout": 0.08, "dispatchers": 3},
     "redundancy_start_loss": {"policy": "redundancy", "d": 3, "cancel": "start", "loss": 0.2, "timeout": 0.08},
+    # Least work's replies carry the work left through lost messages, at zero latency too: every server asked by
+    # 3 dispatchers, and pools of drawn speeds.
+    "least_work_lwl_loss_d3": {"policy": "least_work", "d": "N", "dispatchers": 3, "loss": 0.2, "timeout": 0.08},
+    "least_work_loss_pool_speeds": {"policy": "least_work", "d": 3, "discipline": "pool", "capacity": 3,
+                                    "speeds": {"kind": "erlang", "k": 2}, "loss": 0.2, "timeout": 0.08},
+    # Batches larger than N (shortest fills in rounds) and than what one step may send by default (the decision
+    # sends the whole batch at once, with latency): 4 or 5 servers, 8 or 10 jobs a batch on average.
+    "batch_sqd_big_batches": {"policy": "batch_sqd", "d": 2, "servers": 4,
+                              "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
+    "batch_sqd_water_big_batches_d3": {"policy": "batch_sqd", "d": 1, "fill": "water", "servers": 5, "dispatchers": 3,
+                                       "arrivals": {"kind": "batch_poisson", "mean_batch": 8.0}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,
@@ -304,6 +315,14 @@ FAULTS: dict[str, dict[str, Any]] = {
                                     "failures": {**FAILURES, "on_down": "lose"}} for policy in ASKING},
     "sqd_fail_lose_d3": {"policy": "sqd", "d": 3, **FAILING, "dispatchers": 3,
                          "failures": {**FAILURES, "on_down": "lose"}},
+    # A batch's ask decided at its timeout, missing replies (`NO_REPLY`) filled with water too, large batches.
+    "batch_sqd_water_batches_loss_d3": {"policy": "batch_sqd", "d": 2, "fill": "water", "dispatchers": 3, **LOSS,
+                                        "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
+    "batch_sqd_big_batches_loss": {"policy": "batch_sqd", "d": 2, "servers": 4, **LOSS,
+                                   "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
+    # Overloaded, queues growing: the occupancy arrays grow often, also before a job its ask's timeout sends.
+    "sqd_loss_overloaded_occupancy": {"policy": "sqd", "d": 2, "servers": 10, "load": 1.3, "allow_unstable": True,
+                                      "occupancy": True, "loss": 0.3, "timeout": 0.5},
 }
 
 

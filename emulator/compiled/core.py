@@ -55,9 +55,9 @@ else:
 
 
 @njit(cache=True, inline="always")
-def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray) -> Any:
-    """The hooks' `tools.Tools`, every array an `unmanaged` view, with the kernel's own ``fv``, ``heap`` and
-    job ``size``."""
+def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray, links: np.ndarray) -> Any:
+    """The hooks' `tools.Tools`, every array an `unmanaged` view, with the kernel's own ``fv``, ``heap``, job
+    ``size`` and job slot links (``next``)."""
     return Tools(
         unmanaged(tools.rr), unmanaged(tools.buckets), unmanaged(tools.bucket_size), unmanaged(tools.position),
         unmanaged(tools.threshold), unmanaged(tools.listed), unmanaged(tools.lists), unmanaged(tools.lstart),
@@ -65,7 +65,8 @@ def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray) -> Any:
         unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
         unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
         unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap,
-        unmanaged(tools.loss), unmanaged(tools.expiry), unmanaged(tools.binding), unmanaged(tools.floats), size)
+        unmanaged(tools.loss), unmanaged(tools.expiry), unmanaged(tools.binding), unmanaged(tools.floats), size,
+        links)
 
 
 # -- the event heap -----------------------------------------------------------------------

@@ -122,7 +122,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     heap = unmanaged(heap)
     gaps, sizes, split, ubuf, responses = unmanaged(inputs.gaps), unmanaged(inputs.sizes), \
         unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
-    T = view(tools, fv, heap, j_size)
+    T = view(tools, fv, heap, j_size, j_next)
     msg, asks = T.msg, T.asks
     occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
         unmanaged(observer.totals)
@@ -136,7 +136,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
     reserving = len(T.binding) > 1  # feature: late binding, a dispatch places reservations (`binding`)
-    whole = P[P_WHOLE] > 0  # feature: the policy places whole batches (zero latency), `model.build.BatchSource`
+    whole = P[P_WHOLE] > 0  # feature: the policy places whole batches, `model.build.BatchSource`
     failing = fail.mode[0] >= 0  # feature: servers fail and recover (`failing`)
     cp = copies_.views(servers.copies)
     copies = cp.cv[0] != 0  # feature: jobs sent as copies, cancelled in place (`copying`)
@@ -180,14 +180,14 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 slot = iv[I_BATCH_HEAD]
                 iv[I_BATCH_HEAD] = j_next[slot]
                 iv[I_CURRENT] = slot
-                # Its replies are in at once (zero latency): `replied` places the next job (ask -1).
-                sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, -1)
+                sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, -1)  # the next job (ask -1)
                 iv[I_BATCH_AT] += 1
                 if iv[I_BATCH_AT] == iv[I_BATCH]:
                     iv[I_SRC] = 0  # the next batch's timeout is pending
-                iv[I_TRANSFERS] += 1
-                break
-            if iv[I_SRC] == 1:
+                if sid >= 0:  # placed: its replies are in at once (with latency held, till the batch's ask decides)
+                    iv[I_TRANSFERS] += 1
+                    break
+            elif iv[I_SRC] == 1:
                 job = iv[I_JOB]
                 if job >= warmup + jobs:
                     # The window closes (once), and the source stops once every measured job has
@@ -298,7 +298,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     continue
                 if wait:
                     return wait
-            need = needs.event(P, iv, T.lists, length, j_next, code, failing)
+            need = needs.event(P, iv, T.lists, length, j_next, code, failing, asking, occ_count, occ_totals)
             if not need and latent:  # a delivered message may send more, reach a server or list an id: room first
                 need = needs.delivery(P, iv, T.lists, T.binding, occ_count, occ_totals, reserving)
             if need:

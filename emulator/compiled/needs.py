@@ -34,6 +34,7 @@ from .state import (
     I_OCC_HIGH,
     I_SIZE,
     I_SPLIT,
+    MESSAGE,
     NEED_CHOICE,
     NEED_HEAP,
     NEED_JOBS,
@@ -119,9 +120,12 @@ def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_total
 
 @njit(cache=True, inline="always")
 def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, j_next: np.ndarray, code: int,
-          failing: bool) -> int:
-    """Before the event ``code`` at the heap's top: the draws and list room of a timer or a departure."""
+          failing: bool, asking: bool, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
+    """Before the event ``code`` at the heap's top: the draws and list room of a timer or a departure, and
+    (``asking``) the occupancy room of the job an ask's timeout sends to its server now."""
     kind = code & 3
+    if asking and kind == MESSAGE and P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
+        return NEED_OCCUPANCY
     if kind == TIMER and code < 4 and P[P_CHOICE_AT_TIMER] > 0 and iv[I_CHOICE] == 0:
         return choice(iv, P[P_N], P[P_CHOICE_AT_TIMER])
     departure = kind == SERVICE_END or kind == POOL_END

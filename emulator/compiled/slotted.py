@@ -148,7 +148,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
     scratch, dwork = unmanaged(slots.scratch), unmanaged(slots.dwork)
     # The heap holds only what slot.pull_delay holds back: idle tokens and reports, by the slot they are due.
     heap = unmanaged(heap)
-    T = view(tools, fv, heap, unmanaged(jobs_.size))
+    T = view(tools, fv, heap, unmanaged(jobs_.size), j_next)
     held = P[P_HELD] != 0  # feature: slot.pull_delay holds tokens and reports back as messages
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \

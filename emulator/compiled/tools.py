@@ -20,7 +20,8 @@ The parts of the toolkit:
 - ``ints``: rows of int64 per server, for a policy's own state (rows asked by
   `Description.int_rows`); ``floats``: rows of float64 per server (`Description.float_rows`);
 - ``size``: the kernel's job sizes by job slot (``iv[I_CURRENT]`` is the slot of the job being
-  dispatched, and in ``on_arrive`` of the job that reached the server);
+  dispatched, and in ``on_arrive`` of the job that reached the server); ``next``: the kernel's links of
+  job slots (a whole batch's held jobs are chained by them, `kernel`'s source state 4);
 - with latency (`network`): ``latency`` (the latencies to draw, in order), ``msg``
   (the records of messages in flight), ``asks`` with their ``targets`` and
   ``replies`` (rows of `Description.ask_width`) and ``due`` (when the last reply
@@ -49,6 +50,7 @@ Tools = namedtuple("Tools", [
     "weights", "choice", "picked", "values", "ints",
     "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap", "loss", "expiry",
     "binding", "floats", "size",
+    "next",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -158,7 +160,7 @@ class Toolkit:
                      self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
                      self.latency, self.latency,  # fv and heap: the kernel's own (`core.view`)
                      self.loss, self.expiry, self.binding, self.floats,
-                     self.latency)  # size: the kernel's own (`core.view`)
+                     self.latency, self.latency)  # size and next: the kernel's own (`core.view`)
 
     # -- message latency (`network`) -----------------------------------------------------------
     def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:

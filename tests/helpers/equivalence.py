@@ -24,7 +24,7 @@ JOBS_PER_SERVER = 10
 
 SAMPLED = {"ps": ("random", "jsq", "sqd", "jiq", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
-           "faults": ("random", "round_robin", "jiq", "sqd", "jsq")}
+           "faults": ("random", "round_robin", "jiq", "sqd", "jsq", "least_work")}
 """The policies whose processor-sharing, slot-clock and fault kernels the suite builds (faults: failing servers,
 and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
@@ -33,7 +33,8 @@ those of processor sharing, slotted time and failing servers are a further kerne
 each (10-20 s of CPU to compile: all of them would double the suite's time), so the suite
 builds them for a few policies, chosen so that each way a policy meets the feature is covered
 once: a policy without messages, one that asks all servers, one that samples, one that pulls
-(JIQ), and for processor sharing the two whose decisions read what PS changes (the work left,
+(JIQ), for lost messages at zero latency least work (its replies carry the work left, not lengths), and for
+processor sharing the two whose decisions read what PS changes (the work left,
 the completions). Processor sharing with latency: JSQ's kernel only.
 """
 
@@ -64,16 +65,10 @@ SUITE = {key: shortened(options) for key, options in CASES.items() if in_suite(k
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
-    """The cases the kernels do not model, which SimPy runs: batch sampling with latency, least work with lost
-    messages (its replies carry work, the kernel's fault path lengths), an index per dispatcher (LSQ, LOR,
-    JSQ-push with latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR
-    in slotted time."""
+    """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, LOR, JSQ-push with
+    latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR in slotted time."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
-    if options["policy"] == "batch_sqd" and options["latency"]:  # a batch's jobs wait for one ask's replies
-        return True
-    if options["policy"] == "least_work" and options.get("loss", 0) > 0:
-        return True
     several = options.get("dispatchers", 1)
     indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
     slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy

@@ -1,12 +1,17 @@
-"""Batch sampling, compiled (`emulator.policies.batch_sqd`), with zero latency.
+"""Batch sampling, compiled (`emulator.policies.batch_sqd`).
 
 The kernel holds the jobs of a batch until it is complete (``Description.whole``:
-`kernel`), then hands them over one by one to `replied` (its ask's replies are in at
-once), with ``iv[I_BATCH]`` the batch's size and ``iv[I_BATCH_AT]`` the jobs placed
-before this one; `dispatch` is never called. At the first job, it samples min(N, dk) servers
-and counts their round trips; each job is then one pass of `placement`'s, over
-``T.values`` (the sampled lengths, and with ``water`` the jobs placed on them) and, for
-``shortest``, the candidates left in ``T.ints[0]``: the same draws, in the same order.
+`kernel`), then hands them over one by one to `replied` (ask -1), with ``iv[I_BATCH]``
+the batch's size and ``iv[I_BATCH_AT]`` the jobs handed over before this one; `dispatch`
+is never called. At the first job, it samples min(N, dk) servers. With zero latency
+their replies are in at once: it counts their round trips, and each job is one pass
+of `placement`'s, over ``T.values`` (the sampled lengths, and with ``water`` the jobs
+placed on them) and, for ``shortest``, the candidates left in ``T.ints[0]``: the same
+draws, in the same order. With latency the first job opens the batch's one ask (its
+record holds the first job, chained to the others by the kernel's ``T.next``, and the
+batch's size), every job waits, and when the replies are in (or, with lost messages,
+at the timeout) `replied` makes the same passes over the replies and sends the jobs
+in order, as `BatchSQDPolicy._place` does.
 """
 
 from __future__ import annotations
@@ -18,27 +23,40 @@ from numba import njit
 
 from ...policies.batch_sqd import BatchSQDConfig
 from ..core import sample, uniform
-from ..state import I_BATCH, I_BATCH_AT, P_N, P_PARAMS
+from ..network import open_ask, post, query_all
+from ..state import (
+    A_JOB,
+    A_N,
+    A_TAG,
+    I_BATCH,
+    I_BATCH_AT,
+    I_CURRENT,
+    I_TRANSFERS,
+    P_LATENT,
+    P_N,
+    P_PARAMS,
+    P_ROOM,
+    TRANSFER,
+)
 from ..tools import Description, Tools
 from .common import round_trips
 
 PARAMS = frozenset({"d", "fill"})
 WHOLE_BATCHES = True  # the kernel holds each batch until it is complete (`Description.whole`; `loading.features`)
 D, WATER = P_PARAMS, P_PARAMS + 1
+SHIFT = 1 << 62
+"""Taken off every reply: a missing one (`NO_REPLY`, sys.maxsize) stays above every length, and the batch's
+jobs placed on it (fewer than the run's, which the kernel keeps below 2**62) cannot overflow it."""
 
 
 def describe(config: BatchSQDConfig, point: Any, speeds: np.ndarray) -> Description:
-    d = int(config.d)
-    return Description(ints=[d, config.fill == "water"], sample=point.servers, int_rows=1, whole=d)
+    d, n = int(config.d), point.servers
+    return Description(ints=[d, config.fill == "water"], sample=n, int_rows=1, whole=d, ask_width=n)
 
 
 def supports(config: BatchSQDConfig, point: Any) -> str | None:
-    """Latency (a batch's jobs wait for one ask's replies) and traces (their end closes the window after the
-    last batch is placed) run on SimPy."""
-    scenario = point.scenario
-    if scenario.network.latency.mean != 0:
-        return "batch_sqd with latency: a batch's jobs wait for one ask's replies, which the kernel's asks do not hold"
-    if scenario.workload.arrivals.kind == "trace":
+    """Traces (their end closes the window after the last batch is placed) run on SimPy."""
+    if point.scenario.workload.arrivals.kind == "trace":
         return "batch_sqd with trace arrivals: the trace's end is not replayed after the last batch"
     return None
 
@@ -52,16 +70,59 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 @njit(cache=True, inline="always")
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
-    """The next job of the batch (ask -1: zero latency, `kernel`'s source state 4): one pass of `placement`."""
+    """The next job of the batch (ask -1, `kernel`'s source state 4): placed now, or held for the batch's ask;
+    or (latency) the batch's ask has decided: its jobs go out (none is left to the kernel)."""
+    if ask >= 0:
+        _send(P, counts, rng, ubuf, iv, T, ask)
+        return -1, False
     n = P[P_N]
     k, at = iv[I_BATCH], iv[I_BATCH_AT]
     m = min(n, P[D] * k)
-    picked, values, candidates = T.picked, T.values, T.ints[0]
+    if P[P_LATENT]:
+        if at == 0:
+            _ask(P, counts, rng, ubuf, iv, T, m, k)
+        return -1, False
+    picked, values = T.picked, T.values
     if at == 0:  # the batch's ask: `Uniforms.sample` and the lengths its replies carry
         sample(rng, ubuf, iv, n, m, False, picked, T.choice)
         round_trips(P, counts, m)
         for j in range(m):
             values[j] = length[picked[j]]
+    return picked[_next(P, rng, ubuf, iv, T, m, at)], False
+
+
+@njit(cache=True, inline="always")
+def _ask(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, m: int,
+         k: int) -> None:
+    """`BatchSQDPolicy.dispatch` at the batch's first job, with latency: the ask of m sampled servers, which
+    holds the batch (its first job, and its size as its tag)."""
+    ask = open_ask(T, iv, iv[I_CURRENT], 0, m, k, False)
+    sample(rng, ubuf, iv, P[P_N], m, False, T.targets[ask], T.choice)
+    query_all(P, counts, iv, T, ask)
+    if P[P_ROOM] < k:  # its decision sends the k jobs in one step: room for them first (`network.room`)
+        P[P_ROOM] = k
+
+
+@njit(cache=True, inline="always")
+def _send(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools,
+          ask: int) -> None:
+    """`BatchSQDPolicy._place`: the batch's jobs, in arrival order, each to the server `placement` picks."""
+    asks, values = T.asks, T.values
+    m, k = asks[ask, A_N], asks[ask, A_TAG]
+    for j in range(m):
+        values[j] = T.replies[ask, j] - SHIFT
+    slot = asks[ask, A_JOB]
+    for at in range(k):
+        server = T.targets[ask, _next(P, rng, ubuf, iv, T, m, at)]
+        iv[I_TRANSFERS] += 1  # Channel.transfer
+        post(T, iv, TRANSFER, slot, server, 0)
+        slot = T.next[slot]
+
+
+@njit(cache=True, inline="always")
+def _next(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, m: int, at: int) -> int:
+    """One pass of `placement`: the sampled server (an index) of the batch's job ``at``, over ``T.values``."""
+    values, candidates = T.values, T.ints[0]
     water = P[WATER] != 0
     left = m if water else m - at % m  # candidates left this round (shortest: one job each per round)
     if not water and left == m:
@@ -81,8 +142,8 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
                 best = i
     if water:
         values[best] += 1
-        return picked[best], False
-    server = picked[candidates[best]]
+        return best
+    chosen = candidates[best]
     for i in range(best, left - 1):  # `del candidates[at]`: the others keep their order
         candidates[i] = candidates[i + 1]
-    return server, False
+    return chosen

@@ -9,9 +9,15 @@ same float operations: a FIFO server's ``end`` (when its last job will leave) in
 The answers are compared as the bits of their float64 values read as int64: for
 non-negative floats that order, and equality, are those of the floats, so the
 replies fit the kernel's integer reply rows and `core.shortest` breaks ties with the
-same draws as SimPy's `shortest`. With latency each query is a message of the
-policy's own (``QUERY_MESSAGE``), posted where `network.query` would push its event (same
-latency, same event id), whose delivery answers the target's work at that moment.
+same draws as SimPy's `shortest`; a missing reply (`NO_REPLY`, sys.maxsize) is above the
+bits of every float, as SimPy's int is above every work. With latency each query is a
+message of the policy's own (``QUERY_MESSAGE``), posted where `network.query` would push
+its event (same latency, same event id), whose delivery answers the target's work at that
+moment; with lost messages it takes `faults.query`'s round trip (`_query`). At zero latency
+with lost messages (``ASKS``: `faults.INSTANT`) the dispatch opens the ask with the targets'
+work beside them (``T.targets[ask, d + j]``, written now: the channel answers at once), the
+kernel draws the losses and stores lengths (`faults.answered`), and `replied` reads the
+work of each target that answered.
 """
 
 from __future__ import annotations
@@ -21,14 +27,32 @@ from typing import Any
 import numpy as np
 from numba import njit
 
+from ...measure.messages import NO_REPLY
 from ...policies.least_work import LeastWorkConfig
+from .. import faults
 from ..core import sample, shortest
 from ..network import answer, open_ask, post
-from ..state import F_NOW, I_CURRENT, P_LATENT, P_N, P_PARAMS, P_POOL, P_QUERY, POLICY_MESSAGE
+from ..state import (
+    A_DONE,
+    A_FIRST,
+    A_LATE,
+    A_PENDING,
+    A_PHASE,
+    F_NOW,
+    I_CURRENT,
+    I_EDGES,
+    P_LATENT,
+    P_N,
+    P_PARAMS,
+    P_POOL,
+    P_QUERY,
+    POLICY_MESSAGE,
+)
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_timer, round_trips
 
 PARAMS = frozenset({"d"})
+ASKS = True  # at zero latency with lost messages its asks go through records (`faults.INSTANT`)
 D = P_PARAMS
 END = ENDS = 0  # a FIFO server's end; a pool's sum of completion times (the same row: one discipline a run)
 LAST = 1  # a pool's latest completion time
@@ -39,13 +63,13 @@ QUERY_MESSAGE = POLICY_MESSAGE  # a query on its way: (ask, target index, server
 def describe(config: LeastWorkConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     choice = d if d < point.servers and needs_choice(point.servers, d, False) else 0
-    return Description(ints=[d], sample=d, choice_at_dispatch=choice, ask_width=d, float_rows=3)
+    # (ask_width 2d: at zero latency with lost messages, the targets' work beside them)
+    return Description(ints=[d], sample=d, choice_at_dispatch=choice, ask_width=2 * d, float_rows=3)
 
 
-def supports(config: LeastWorkConfig, point: Any) -> str | None:
-    if point.scenario.network.loss > 0:  # (its queries are its own messages: the fault path answers lengths)
-        return "least_work with network.loss > 0 (lost queries and replies run on SimPy)"
-    return None
+def instant_loss(config: LeastWorkConfig, point: Any) -> bool:
+    """Lost messages at zero latency run compiled: its asks are answered at once or time out (`faults.answered`)."""
+    return True
 
 
 @njit(cache=True, inline="always")
@@ -77,18 +101,53 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     else:  # d = N queries every server in id order, with no draw
         for j in range(n):
             picked[j] = j
+    if P[P_LATENT] == faults.INSTANT:  # the kernel draws the losses (`faults.answered`); the work is now's
+        ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
+        for j in range(d):
+            T.targets[ask, j] = picked[j]
+            T.targets[ask, d + j] = _work(P, length, T, picked[j])
+        return -1, False
     if P[P_LATENT]:  # `Channel.ask`: one query per target, in order, each answered on arrival (`deliver`)
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
         for j in range(d):
             T.targets[ask, j] = picked[j]
-            counts[P[P_QUERY]] += 1
-            post(T, iv, QUERY_MESSAGE, ask, j, picked[j])
+            _query(P, counts, iv, T, ask, j, d)
         return -1, False
     round_trips(P, counts, d)
     values = T.values
     for j in range(d):
         values[j] = _work(P, length, T, picked[j])
     return picked[shortest(values, d, rng, ubuf, iv)], False
+
+
+@njit(cache=True, inline="always")
+def _query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, j: int, d: int) -> None:
+    """`network.query` of target ``j`` as this policy's own message (`deliver` answers its work).
+
+    With lost messages, `faults.query`'s round trip: its draws, its records and, after the
+    last query, its timeout; the query's event a message record rather than the kernel's
+    ``QUERY_EVENT`` (which answers lengths), with the same latency and event id.
+    """
+    target = T.targets[ask, j]
+    if not faults.on(T):
+        counts[P[P_QUERY]] += 1
+        post(T, iv, QUERY_MESSAGE, ask, j, target)
+        return
+    asks = T.asks
+    if j == 0:  # the round trip begins (its only one)
+        asks[ask, A_DONE] = 0
+        asks[ask, A_FIRST] = 0
+        asks[ask, A_LATE] = 0
+        asks[ask, A_PHASE] = iv[I_EDGES]
+    T.replies[ask, j] = NO_REPLY  # until its reply comes in time
+    counts[P[P_QUERY]] += 1
+    if faults.lost(counts, iv, T, P[P_QUERY]):
+        asks[ask, A_LATE] = 1  # no reply will come: the timeout decides
+    else:
+        asks[ask, A_PENDING] += 1
+        post(T, iv, QUERY_MESSAGE, ask, j, target)
+    if j == d - 1:
+        faults._time_out(T, iv, ask)
 
 
 @njit(cache=True, inline="always")
@@ -101,7 +160,13 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 @njit(cache=True, inline="always")
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
-    return T.targets[ask, shortest(T.replies[ask], P[D], rng, ubuf, iv)], False
+    d = P[D]
+    replies = T.replies[ask]
+    if P[P_LATENT] == faults.INSTANT:  # the targets that answered answer their work (`dispatch`)
+        for j in range(d):
+            if replies[j] != NO_REPLY:
+                replies[j] = T.targets[ask, d + j]
+    return T.targets[ask, shortest(replies, d, rng, ubuf, iv)], False
 
 
 @njit(cache=True, inline="always")
