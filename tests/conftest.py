@@ -10,6 +10,12 @@ from typing import Any
 import pytest
 from helpers import intervals
 from helpers.scenarios import trace_arrivals
+from hypothesis import settings
+
+# The drawn tests draw the same examples on every run, so that the suite's verdict does not depend on
+# the day it runs; `pytest --hypothesis-profile=default` draws afresh.
+settings.register_profile("suite", derandomize=True)
+settings.load_profile("suite")
 
 # Compiling the kernels when the cache has none; `cache.trusted`: the first process checked it already.
 _CHECK = "from emulator import compiled; compiled.available()"

@@ -33,11 +33,11 @@ pytestmark = pytest.mark.xdist_group("test_compiled_cache")  # one process runs 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 300  # the longest another process may take to compile into the package's cache and seal it
 OPTIONS: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 4, "occupancy": True}
-KERNEL = ("kernel", "emulator.compiled.policies.jsq", (False,) * 8)  # JSQ, no latency (`build.loop`)
+KERNEL = ("kernel", "emulator.compiled.policies.random", (False,) * 8)  # Random, no latency (`build.loop`)
 SCRIPT = f"""
 import json, emulator
 from emulator.compiled import build
-row = emulator.simulate('jsq', engine='compiled', **{OPTIONS!r})
+row = emulator.simulate('random', engine='compiled', **{OPTIONS!r})
 stats = build.loop(*{KERNEL!r}).simulate.stats
 print(json.dumps({{'row': {{k: repr(v) for k, v in row.items()}}, 'file': emulator.__file__,
                   'hits': sum(stats.cache_hits.values()), 'misses': sum(stats.cache_misses.values())}}))
@@ -104,7 +104,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from emulator.compiled import build
     from emulator.scenario.sweep import Scenario
 
-    point = Scenario.from_dict({"name": "warm", "policies": [{"name": "jsq"}], "run": {"jobs": 10}}).points()[0]
+    point = Scenario.from_dict({"name": "warm", "policies": [{"name": "random"}], "run": {"jobs": 10}}).points()[0]
     assert compiled.prepare([(point, point.policies[0])])
     folder = cache.kernels_cache_folder()
     assert folder == Path(build.loop(*KERNEL).simulate._cache._cache_path) and folder in cache.folders()
@@ -121,7 +121,7 @@ def warm(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _stem() -> str:
-    """The file name stem of JSQ's event kernel (its sources' digest included)."""
+    """The file name stem of Random's event kernel (its sources' digest included)."""
     from emulator.compiled import build
 
     return Path(build.loop(*KERNEL).__file__).stem
@@ -169,13 +169,14 @@ def _finish(process: subprocess.Popen[str], name: str) -> dict[str, Any]:
     return result
 
 
-# Two copies end to end, each a full compilation: every kind of damage the manifest sees is checked
+# Two copies end to end, each a full compilation (of the kernels that compile fastest, Random's and round
+# robin's): every kind of damage the manifest sees is checked
 # cheaply by `test_the_check_sees_every_kind_of_damage`; here, damage it cannot see (bytes changed
 # behind it) through `simulate`, and a damaged manifest through `lbemu run` on two workers.
 END_TO_END = ("nbi-random-bytes-unseen", "manifest-random-bytes")
 BY_CLI = "manifest-random-bytes"  # this copy runs `lbemu run` on two workers instead of `simulate`
 RUN = {"name": "cache", "seed": 8, "replications": 2, "run": {"jobs": 3000, "warmup_jobs": 300, "engine": "compiled"},
-       "system": {"servers": 6}, "policies": [{"name": "jsq"}, {"name": "sqd", "d": 2}]}
+       "system": {"servers": 6}, "policies": [{"name": "random"}, {"name": "round_robin"}]}
 COMPILING = "lbemu: compiling the simulation kernel of each policy on its first use (about"
 
 
@@ -201,7 +202,7 @@ def test_a_damaged_cache_is_recompiled_and_the_next_run_loads_it(tmp_path: Path,
     import yaml
 
     folder = warm
-    expected = {key: repr(value) for key, value in emulator.simulate("jsq", engine="simpy", **OPTIONS).items()
+    expected = {key: repr(value) for key, value in emulator.simulate("random", engine="simpy", **OPTIONS).items()
                 if key not in ("wall_seconds", "engine")}
     emulator.run({**RUN, "run": {**RUN["run"], "engine": "simpy"}}, workers=1, out=tmp_path / "simpy")
     copies = {}

@@ -196,7 +196,7 @@ def small_scenarios(draw: Any) -> dict[str, Any]:
         policy.update(d=draw(st.integers(1, servers)), cancel=draw(st.sampled_from(["completion", "start"])),
                       copies=draw(st.sampled_from(["independent", "identical"])))
     dispatchers = draw(st.integers(1, 3))
-    pool = not copies and draw(st.booleans())
+    pool = not copies and name != "late_binding" and draw(st.booleans())  # reservations need FIFO servers
     return scenario_dict(
         policy, servers=servers, dispatchers=dispatchers, jobs=draw(st.integers(20, 150)),
         warmup=draw(st.integers(0, 20)),

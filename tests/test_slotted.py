@@ -294,6 +294,10 @@ def test_mmpp2_counts_have_the_mean_and_more_variance() -> None:
 
 
 # -- theory: one slotted queue, and the JBT-d paper's claims ------------------------------------
+# Their long runs (10^6 to 10^7 jobs each) go to the compiled engine, whose rows in slotted time are
+# SimPy's, seed for seed, for these policies (the slotted cases of `tests/test_compiled.py`, on the
+# kernels the suite builds ahead): the same numbers in a fraction of the time.
+LONG_RUNS = "compiled"
 # Random routing makes each server a slotted queue: dispatched one by one, Poisson(λN) arrivals
 # per slot split into N independent Poisson(λ) streams; routed a slot at a time, a server gets
 # the slot's whole Poisson(λN) batch with probability 1/N (`analysis.theory.slotted_queue`).
@@ -313,7 +317,7 @@ def test_random_routing_is_the_slotted_single_queue() -> None:
     assert theory.slotted_queue(0.5, servers=10)["mean_response"] == pytest.approx(cases[3][3])
     for service, slot, load, response in cases:
         rows = replicate(100, 8, policy="random", servers=10, load=load, jobs=150_000,
-                         service=service, time="slotted", slot=slot)
+                         service=service, time="slotted", slot=slot, engine=LONG_RUNS)
         check(f"{service} {slot}", column(rows, "mean_response", family), response)
         # Little's law: jobs present per slot = λ W.
         check("queue length", column(rows, "mean_queue_length", family), load * response)
@@ -341,7 +345,7 @@ def test_zhou_heavy_traffic_ordering_n50(service: str) -> None:
     options = {"servers": 50, "load": 0.99, "jobs": 300_000, "warmup_jobs": 75_000,
                "service": service, "time": "slotted"}
     crossing = {"policy": "jbt", "period": 100, "reports": "crossing"}
-    runs = {label: replicate(300, 6, **options, **policy) for label, policy in {
+    runs = {label: replicate(300, 6, **options, **policy, engine=LONG_RUNS) for label, policy in {
         "JSQ": {"policy": "jsq"}, "SQ(2)": {"policy": "sqd", "d": 2}, "JIQ": {"policy": "jiq"},
         "JBT-10": {**crossing, "d": 10}, "JBT-50": {**crossing, "d": 50}}.items()}
     family = 6  # two-sided at 1 - 0.05/6: one-sided at 1 - 0.05/12 each, twelve checks
@@ -363,7 +367,7 @@ def test_jbt_messages_fall_with_the_period() -> None:
     options = {"servers": servers, "load": 0.99, "jobs": 100_000, "warmup_jobs": 20_000,
                "service": "exponential", "time": "slotted", "policy": "jbt", "d": d, "reports": "crossing"}
     periods = (10, 100, 1000)
-    runs = {t: replicate(400, 5, period=t, **options) for t in periods}
+    runs = {t: replicate(400, 5, period=t, **options, engine=LONG_RUNS) for t in periods}
     for t in periods:
         for row in runs[t]:
             updates = row["messages_per_job_threshold"] * row["jobs"] / servers

@@ -22,20 +22,25 @@ JOBS_PER_SERVER = 10
 """...but at least this many jobs per server, so that a system of 200 servers fills its queues too."""
 
 
-SAMPLED = {"ps": ("random", "jsq", "sqd", "jiq", "least_work", "lor"),
+SAMPLED = {"latency": ("jsq", "sqd", "jiq", "jbt", "jsq_push", "lor", "late_binding", "redundancy"),
+           "ps": ("jsq", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
-           "faults": ("random", "round_robin", "jiq", "sqd", "jsq", "least_work")}
-"""The policies whose processor-sharing, slot-clock and fault kernels the suite builds (faults: failing servers,
-and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
+           "faults": ("random", "jiq", "sqd", "least_work")}
+"""The policies whose latency, processor-sharing, slot-clock and fault kernels the suite builds (faults:
+failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
-Every policy's two main kernels (continuous time, without and with latency) are in the suite;
-those of processor sharing, slotted time and failing servers are a further kernel per policy
-each (10-20 s of CPU to compile: all of them would double the suite's time), so the suite
-builds them for a few policies, chosen so that each way a policy meets the feature is covered
-once: a policy without messages, one that asks all servers, one that samples, one that pulls
-(JIQ), for lost messages at zero latency least work (its replies carry the work left, not lengths), and for
-processor sharing the two whose decisions read what PS changes (the work left,
-the completions). Processor sharing with latency: JSQ's kernel only.
+Every policy's main kernel (continuous time, zero latency, FIFO and pools) is in the suite. Each
+feature is a further kernel per policy (10-20 s of CPU to compile: all of them would take the
+suite's time to about 16 minutes), so the suite builds them for a few policies, chosen so that each
+way a policy meets the feature is covered once. Latency: a policy that asks all servers and one that
+samples (the ask records and their replies), one that pulls (JIQ's tokens), one that reports and
+broadcasts (JBT-d), one whose servers push (JSQ-push), one that hears of completions (LOR), one
+that reserves and is asked for its jobs (late binding), one that cancels copies (redundancy).
+Processor sharing: a policy that asks, and the two whose decisions read what PS changes (the work
+left, the completions). Slotted time: the policies of the slot model's paper, whose theory and
+claims the slotted tests check on them. Faults: a policy without messages, one that pulls, one that
+asks, and least work (its replies carry the work left, not lengths); with latency, those of them in
+the latency sample.
 """
 
 
@@ -44,12 +49,14 @@ def in_suite(key: str, options: dict[str, Any]) -> bool:
 
     The rest run in `benchmarks/equivalence.py --engines`, the whole set at full length.
     """
-    policy = options["policy"]
+    policy, latent = options["policy"], options["latency"] is not None
+    if latent and policy not in SAMPLED["latency"]:
+        return False
     if options.get("discipline") == "ps":
-        return policy in SAMPLED["ps"] and (options["latency"] is None or policy == "jsq")
+        return policy in SAMPLED["ps"] and not latent
     if options.get("time") == "slotted":
         return policy in SAMPLED["slotted"]
-    if options.get("failures") is not None or (options.get("loss", 0) > 0 and options["latency"] is None):
+    if options.get("failures") is not None or (options.get("loss", 0) > 0 and not latent):
         return policy in SAMPLED["faults"]
     return True
 
