@@ -22,7 +22,7 @@ JOBS_PER_SERVER = 10
 """...but at least this many jobs per server, so that a system of 200 servers fills its queues too."""
 
 
-SAMPLED = {"latency": ("jsq", "sqd", "jiq", "jbt", "jsq_push", "lor", "late_binding", "redundancy"),
+SAMPLED = {"latency": ("jsq", "sqd", "jiq", "jbt", "jsq_push", "lor", "late_binding", "redundancy", "batch_sqd"),
            "ps": ("jsq", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
            "faults": ("random", "jiq", "sqd", "least_work")}
@@ -35,7 +35,8 @@ suite's time to about 16 minutes), so the suite builds them for a few policies, 
 way a policy meets the feature is covered once. Latency: a policy that asks all servers and one that
 samples (the ask records and their replies), one that pulls (JIQ's tokens), one that reports and
 broadcasts (JBT-d), one whose servers push (JSQ-push), one that hears of completions (LOR), one
-that reserves and is asked for its jobs (late binding), one that cancels copies (redundancy).
+that reserves and is asked for its jobs (late binding), one that cancels copies (redundancy), one
+whose batch of jobs waits for one ask's replies (batch sampling).
 Processor sharing: a policy that asks, and the two whose decisions read what PS changes (the work
 left, the completions). Slotted time: the policies of the slot model's paper, whose theory and
 claims the slotted tests check on them. Faults: a policy without messages, one that pulls, one that
