@@ -48,6 +48,7 @@ class Model:
     watch: guard.Watch
     policy: Policy | None = None
     copier: Copier | None = None  # makes a job's copies, for a policy that sends several (redundancy)
+    aside: guard.Aside | None = None  # the next arrival, held beside SimPy's queue while `record` runs
 
     def record(self, progress: Callable[[int], None] | None = None) -> RunResult:
         """Run until every measured job has left; return the measurements (`RunResult`).
@@ -58,7 +59,7 @@ class Model:
         """
         recorder = self.recorder
         report = None if progress is None else (lambda: progress(recorder.finished))
-        guard.run(self.env, recorder.done, self.watch, report, 5_000 / self.rate)
+        guard.run(self.env, recorder.done, self.watch, report, 5_000 / self.rate, self.aside)
         return recorder.result()
 
     def run(self, progress: Callable[[int], None] | None = None) -> dict[str, float]:
@@ -129,8 +130,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
                                   split, recorder, slot.same_slot, bounds))
         return model
     source = BatchSource if model.policy.whole_batches else Source
-    source(env, values(arrival_gaps(arrival, rate, seed)), values(job_sizes(workload, seed)), dispatchers, split,
-           recorder, bounds)
+    model.aside = source(env, values(arrival_gaps(arrival, rate, seed)), values(job_sizes(workload, seed)),
+                         dispatchers, split, recorder, bounds).aside
     return model
 
 
@@ -150,7 +151,8 @@ class Source:
 
     Each arrival is the callback of one `Alarm`, scheduled a gap after the last, in the
     order a SimPy process waiting on a timeout per gap would see; it starts as a process
-    would, with an urgent event at time 0 (`simpy.events.Initialize`).
+    would, with an urgent event at time 0 (`simpy.events.Initialize`). While the run loop
+    holds ``aside`` (`guard.Aside`), the next arrival waits there rather than in SimPy's queue.
     """
 
     def __init__(self, env: simpy.Environment, gaps: Iterator[float], sizes: Iterator[float],
@@ -172,6 +174,7 @@ class Source:
         # the measurement window.
         self.first, self.end = recorder.warmup, recorder.warmup + recorder.jobs
         self.alarm = Alarm(env, self._arrive)
+        self.aside = guard.Aside(self.alarm)
         Alarm(env, self._start).after(0.0, URGENT)
 
     def _start(self, _event: simpy.Event) -> None:
@@ -220,10 +223,14 @@ class Source:
                 recorder.exhausted()
                 return
             if gap > 0.0:
-                # `Alarm.after`, inlined: one call fewer per job.
-                alarm, env = self.alarm, self.env
+                # `Alarm.after`, inlined (one call fewer per job), beside the queue while held.
+                alarm, env, aside = self.alarm, self.env, self.aside
                 alarm.callbacks = alarm._then  # type: ignore[assignment]
-                heappush(env._queue, (env._now + gap, NORMAL, next(env._eid), alarm))
+                entry = (env._now + gap, NORMAL, next(env._eid), alarm)
+                if aside.held:
+                    aside.due = entry
+                else:
+                    heappush(env._queue, entry)
                 return
 
 

@@ -166,7 +166,8 @@ class Trace:
         loop's guard (`emulator.model.guard`) watches it as it watches `Model.run`.
         """
         env, recorder = self.model.env, self.model.recorder
-        guard.run(env, simpy.AnyOf(env, [recorder.done, env.timeout(limit)]), self.model.watch)
+        guard.run(env, simpy.AnyOf(env, [recorder.done, env.timeout(limit)]), self.model.watch,
+                  aside=self.model.aside)
         assert recorder.done.triggered, f"measured jobs still unfinished at t={env.now:g}"
         self.metrics = recorder.metrics()
         return self.metrics

@@ -42,19 +42,43 @@ class LengthIndex:
 
     def arrived(self, server: ServerView, job: JobView) -> None:
         sid, new = server.id, server.length
-        old = self.length[sid]
+        lengths = self.length
+        old = lengths[sid]
         if new == old:  # blocked, or a batch whose first job already moved it (slotted time)
             return
-        self.length[sid] = new
-        self._move(sid, old, new)
+        lengths[sid] = new
+        # `_move`, inlined: this and `departed` run once per job each.
+        buckets, position = self.buckets, self.position
+        bucket = buckets[old]
+        i = position[sid]
+        last = bucket.pop()
+        if last != sid:
+            bucket[i] = last
+            position[last] = i
+        while new >= len(buckets):
+            buckets.append([])
+        target = buckets[new]
+        position[sid] = len(target)
+        target.append(sid)
         if old == self.low:
-            while not self.buckets[self.low]:
+            while not buckets[self.low]:
                 self.low += 1
 
     def departed(self, server: ServerView) -> None:
         sid, new = server.id, server.length
-        self._move(sid, self.length[sid], new)
-        self.length[sid] = new
+        lengths = self.length
+        # `_move`, inlined; a departure leaves a length seen before, whose bucket exists.
+        buckets, position = self.buckets, self.position
+        bucket = buckets[lengths[sid]]
+        i = position[sid]
+        last = bucket.pop()
+        if last != sid:
+            bucket[i] = last
+            position[last] = i
+        target = buckets[new]
+        position[sid] = len(target)
+        target.append(sid)
+        lengths[sid] = new
         if new < self.low:
             self.low = new
 
