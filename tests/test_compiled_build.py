@@ -145,6 +145,22 @@ def test_the_package_keeps_its_modules_short_and_simpy_free() -> None:
     assert simpy == []
 
 
+def test_no_function_of_the_compiled_engine_takes_more_than_a_dozen_parameters() -> None:
+    """A function that needs more of the kernel's state takes the records the kernel has (`Tools`, `Failing`, the
+    kernel's tuples of the servers', jobs' and measures' arrays) rather than one parameter per array."""
+    package = Path(build.__file__).parent
+    many = []
+    for path in sorted(package.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                names = [arg.arg for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)]
+                if len([name for name in names if name not in ("self", "cls")]) > 12:
+                    many.append(f"{path.name}: {node.name}")
+    assert many == []
+
+
 def test_what_an_ask_at_zero_latency_with_faults_calls_per_job_is_inlined() -> None:
     """Each job's ask is opened, answered and closed in the kernel (`faults.INSTANT`): a compiled call that takes
     the policy's `Tools` passes its arrays and their reference counts at every call (SQ(2), N = 100, loss 0.05

@@ -149,14 +149,17 @@ def before(heap: np.ndarray, iv: np.ndarray, F: Failing, code: int) -> int:
 
 
 @njit(cache=True)
-def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, head: np.ndarray, tail: np.ndarray,
-          length: np.ndarray, j_next: np.ndarray, j_measured: np.ndarray, j_size: np.ndarray,
-          j_start: np.ndarray, inv_speed: np.ndarray, speed_index: int, occ: bool, occ_count: np.ndarray,
-          occ_lengths: np.ndarray, occ_totals: np.ndarray, arg: int) -> int:
+def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, servers: tuple, jobs: tuple,
+          measures: tuple, arg: int) -> int:
     """A server's cycle (it fails or recovers) or its wake-up (`WAKE`) at ``fv[F_NOW]``; already popped.
 
-    Returns the server if it recovers (the kernel then runs its departure hook and `resume`), else -1.
+    ``servers``, ``jobs`` and ``measures`` are the kernel's tuples of the servers' table and speeds, the job
+    slots' arrays and the measures' arrays (as `copying` reads them). Returns the server if it recovers (the
+    kernel then runs its departure hook and `resume`), else -1.
     """
+    length, head, tail, inv_speed, speed_index = servers[0], servers[1], servers[2], servers[3], servers[4]
+    j_size, j_start, j_next, j_measured = jobs[2], jobs[3], jobs[4], jobs[5]
+    occ, occ_count, occ_lengths, occ_totals = measures[1], measures[2], measures[3], measures[4]
     now = fv[F_NOW]
     sid = (arg - 1) >> 1
     sv, sf = F.sv, F.sf
