@@ -175,6 +175,18 @@ def test_what_an_ask_at_zero_latency_with_faults_calls_per_job_is_inlined() -> N
     assert apart == []
 
 
+def test_the_kernel_reads_its_servers_arrays_through_unmanaged_views() -> None:
+    """Numba counts references to a managed array each time the kernel reads it out of a record (an atomic
+    increment and decrement): every array of the kernel's ``servers`` record (the FIFO table, speeds, processor
+    sharing, failing servers, copies) is bound as an unmanaged view (`core.unmanaged`, or a record's ``views``)."""
+    tree = ast.parse((Path(build.__file__).parent / "kernel.py").read_text())
+    wrapped = {id(arg) for node in ast.walk(tree) if isinstance(node, ast.Call)
+               and ast.unparse(node.func).split(".")[-1] in ("unmanaged", "views") for arg in node.args}
+    bare = [ast.unparse(node) for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id == "servers" and id(node) not in wrapped]
+    assert bare == []
+
+
 def test_message_records_are_taken_from_their_free_list_in_network_alone() -> None:
     """`network.take_message` takes a message record (its slot from the free list, the count, the four fields) for
     every sender: no other module of the compiled engine writes the free list's head."""

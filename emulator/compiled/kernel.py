@@ -111,7 +111,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
         unmanaged(run.counts), unmanaged(run.window)
     table, inv_speed, sharing, fail = unmanaged(servers.table), unmanaged(servers.inv_speed), \
-        unmanaged(servers.sharing), servers.fail
+        unmanaged(servers.sharing), failures.views(servers.fail)
     # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
     length, head, tail = table[:, 0], table[:, 1], table[:, 2]
