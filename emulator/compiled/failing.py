@@ -1,8 +1,9 @@
 """Servers that fail and recover in the compiled event kernel, as `emulator.model.failures.FailingFifoServer` has them.
 
-Each server alternates up and down periods, the first up; its periods are the draws of
-the model's own iterators (`emulator.workload.failures.periods`), handed to the kernel in
-rows of ``Failing.periods`` (``[0, sid]`` its up periods, ``[1, sid]`` its down periods),
+Each server alternates up and down periods, the first up; its periods are the draws the
+model reads (`emulator.workload.failures.periods`), taken from the same blocks
+(`period_blocks`) and handed to the kernel in rows of ``Failing.periods`` (``[0, sid]``
+its up periods, ``[1, sid]`` its down periods),
 refilled by the engine when one runs out (`NEED_PERIODS`). Its up/down cycle is one
 event at a time: a `state.TIMER` event whose argument is ``1 + 2 sid`` (argument 0 is
 the policy's own timer).
