@@ -172,6 +172,7 @@ def test_the_compiled_engines_period_rows_are_the_models_periods() -> None:
 
     failures = scenario({"timeout": 0.1}, {**FAILURES, "up": {"kind": "erlang", "k": 3, "mean": 50.0}}).points()[0]
     config = failures.scenario.system.failures
+    assert config is not None
     rows_ = failing_periods(config, 3, 11)
     assert rows_ is not None
     model = [periods(config, 11, sid) for sid in range(3)]
