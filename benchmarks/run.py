@@ -44,6 +44,12 @@ LATENCY_CASES = (("jsq", 100, {}, "JSQ", 1 / 50, 1 / 50), ("sqd", 100, {"d": 2},
                  ("jiq", 100, {}, "JIQ", 1 / 20, 1 / 5), ("jbt", 100, {"d": 10}, "JBT-10", 1 / 20, 1 / 5))
 # The same with lost messages (docs/faults.md): every reply an event, and each ask's timeout one more.
 LOSS = {"loss": 0.05, "timeout": 0.05}
+# At zero latency, SQ(2) N = 100 with faults (docs/faults.md): each ask a record, answered after the dispatch hook,
+# and decided at its timeout when a reply is missing: lost messages, then failing servers (`hold`).
+FAULTS_AT_ZERO_LATENCY = (({"d": 2, **LOSS}, "loss 0.05", "zero_latency_loss"),
+                          ({"d": 2, "timeout": 0.05, "failures": {"up": {"kind": "exponential", "mean": 100},
+                                                                  "down": {"kind": "exponential", "mean": 5}}},
+                           "failing servers", "failing"))
 # Slotted time on the compiled engine (N = 50, load 0.99, constant capacity, as jbt_zhou2017.yaml): (policy,
 # parameters, label), each with one decision per job and per slot.
 SLOTTED_CASES = (("jsq", {}, "JSQ"), ("sqd", {"d": 2}, "SQ(2)"),
@@ -344,6 +350,20 @@ def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: 
                       fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), limit,
                       f"(x{slow / fast:.1f} faster; {few} jobs; rows {'identical' if same else 'DIFFERENT'})")
             record[f"compiled_{key}_{policy}_{n}"] = {"simpy": slow, "compiled": fast, "identical": same}
+    few, before = jobs // 5, warmup // 5
+    for options, title, key in FAULTS_AT_ZERO_LATENCY:
+        emulated("sqd", 100, 1_000, 100, engine="compiled", params=options)()  # this process loads the kernel once
+        m = best_of({"simpy": emulated("sqd", 100, few, before, params=options),
+                     "compiled": emulated("sqd", 100, few, before, engine="compiled", params=options)},
+                    max(1, repeat // 2))
+        (slow, slow_row), (fast, fast_row) = m["simpy"], m["compiled"]
+        same = all(repr(slow_row[k]) == repr(fast_row[k]) for k in slow_row if k not in ("wall_seconds", "engine"))
+        per_job = 1e9 / (few + before)
+        table.add(f"compiled vs SimPy, zero latency, {title}, SQ(2) N=100",
+                  f"{fast * per_job:.0f} / {slow * per_job:.0f} ns per job",
+                  fast / slow if same and fast_row["engine"] == "compiled" else float("inf"), 1 / 20,
+                  f"(x{slow / fast:.1f} faster; {few} jobs; rows {'identical' if same else 'DIFFERENT'})")
+        record[f"compiled_{key}_sqd_100"] = {"simpy": slow, "compiled": fast, "identical": same}
     slotted_section(table, record, jobs, warmup, repeat)
     for policy, n in (("jsq", 10), ("sqd", 100)):
         m = best_of({"compiled": emulated(policy, n, jobs, warmup, engine="compiled"),

@@ -162,6 +162,28 @@ def test_a_down_server_answers_no_query_and_its_jobs_wait() -> None:
     assert abs(row["lost_per_job_query"] / 10 - 5 / 55) < 0.03
 
 
+def test_the_compiled_engines_period_rows_are_the_models_periods() -> None:
+    """The kernel's rows of up and down periods (`compiled.failing.Periods`, read from the streams' blocks) hold the
+    draws the SimPy servers read one by one (`workload.failures.periods`), row after row, across the streams'
+    blocks (an erlang law, drawn block by block)."""
+    from emulator.compiled.failing import failing_periods
+    from emulator.workload.failures import periods
+    from emulator.workload.streams import BATCH
+
+    failures = scenario({"timeout": 0.1}, {**FAILURES, "up": {"kind": "erlang", "k": 3, "mean": 50.0}}).points()[0]
+    config = failures.scenario.system.failures
+    assert config is not None
+    rows_ = failing_periods(config, 3, 11)
+    assert rows_ is not None
+    model = [periods(config, 11, sid) for sid in range(3)]
+    for _ in range(BATCH // rows_.width + 2):  # past the end of each stream's first block
+        for sid in range(3):
+            for which in (0, 1):
+                read = [float(value) for value in rows_.record.periods[which, sid]]
+                assert read == [next(model[sid][which]) for _ in range(rows_.width)]
+                rows_.refill(sid, which)
+
+
 def test_lose_counts_the_jobs_lost() -> None:
     point = scenario({"timeout": 0.1}, {**FAILURES, "on_down": "lose"}, jobs=20_000).points()[0]
     random = next(policy for policy in point.policies if policy.label == "Random")

@@ -48,6 +48,7 @@ import numpy as np
 from numba import njit
 
 from ..measure.messages import NO_REPLY
+from . import network
 from .core import push, push_id
 from .failing import Failing, up
 from .state import (
@@ -76,7 +77,6 @@ from .state import (
     I_LAT,
     I_LOSS,
     I_MSG_CAP,
-    I_MSG_FREE,
     I_MSGS,
     I_NLOSS,
     MESSAGE,
@@ -157,14 +157,7 @@ def _time_out(T: Tools, iv: np.ndarray, ask: int) -> None:
     asks = T.asks
     T.expiry[ask] = T.fv[F_NOW] + T.fv[F_TIMEOUT]
     asks[ask, A_PENDING] += 1
-    msg = T.msg
-    slot = iv[I_MSG_FREE]
-    iv[I_MSG_FREE] = msg[slot, 1]
-    iv[I_MSGS] += 1
-    msg[slot, 0] = ASK_TIMEOUT
-    msg[slot, 1] = ask
-    msg[slot, 2] = asks[ask, A_FIRST]
-    msg[slot, 3] = 0
+    slot = network.take_message(T, iv, ASK_TIMEOUT, ask, asks[ask, A_FIRST], 0)
     push(T.heap, iv, T.expiry[ask], MESSAGE + 4 * slot)
 
 

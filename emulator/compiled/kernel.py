@@ -111,7 +111,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
         unmanaged(run.counts), unmanaged(run.window)
     table, inv_speed, sharing, fail = unmanaged(servers.table), unmanaged(servers.inv_speed), \
-        unmanaged(servers.sharing), servers.fail
+        unmanaged(servers.sharing), failures.views(servers.fail)
     # A server is one 16-byte record (length, head and tail of its FIFO queue, spare): one
     # cache line holds all a job needs of it, which matters once N outgrows the caches.
     length, head, tail = table[:, 0], table[:, 1], table[:, 2]
@@ -351,8 +351,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 else:
                     sid = -1
             elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
-                back = failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
-                                      inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
+                back = failures.event(heap, iv, fv, fail, c_servers, c_jobs, c_measures, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)

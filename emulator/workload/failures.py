@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from .streams import generator
+from .streams import Blocks, generator, values
 
 if TYPE_CHECKING:
     from ..scenario.schema import FailuresConfig
@@ -18,5 +18,12 @@ def periods(failures: FailuresConfig, seed: int, server: int) -> tuple[Iterator[
     same breakdowns. The SimPy model's servers read them (`emulator.model.failures`), and the
     compiled engine hands them to its kernel in rows (`emulator.compiled.failing`).
     """
-    return (failures.up.law().sampler(generator(seed, f"up.{server}")),
-            failures.down.law().sampler(generator(seed, f"down.{server}")))
+    up, down = period_blocks(failures, seed, server)
+    return values(up), values(down)
+
+
+def period_blocks(failures: FailuresConfig, seed: int, server: int) -> tuple[Blocks, Blocks]:
+    """The same periods in their streams' blocks (`emulator.workload.streams.Blocks`), as the compiled engine reads
+    them: no Python float per period."""
+    return (failures.up.law().blocks(generator(seed, f"up.{server}")),
+            failures.down.law().blocks(generator(seed, f"down.{server}")))
