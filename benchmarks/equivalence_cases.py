@@ -256,7 +256,7 @@ FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "expon
 # The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
-SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING}
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -304,6 +304,18 @@ FAULTS: dict[str, dict[str, Any]] = {
                                     "failures": {**FAILURES, "on_down": "lose"}} for policy in ASKING},
     "sqd_fail_lose_d3": {"policy": "sqd", "d": 3, **FAILING, "dispatchers": 3,
                          "failures": {**FAILURES, "on_down": "lose"}},
+    # Servers that send their dispatchers messages (idle reports, completions): lost at zero latency too, and a
+    # recovery runs the departure hook (an empty server reports; LOR answers nothing, and its job blocked at a
+    # down server is answered at recovery: SimPy only).
+    **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
+                                    "failures": {**FAILURES, "on_down": mode}}
+       for policy in ("persistent_idle", "lor") for mode in ("hold", "lose")},
+    **{f"{policy}_fail_lose_loss": {"policy": policy, **POLICIES[policy], **FAILING, **LOSS,
+                                    "failures": {**FAILURES, "on_down": "lose"}}
+       for policy in ("persistent_idle", "lor")},
+    "lor_d2_fail_lose_capacity_loss_d3": {"policy": "lor", "d": 2, **FAILING, **LOSS, "dispatchers": 3, "capacity": 2,
+                                          "failures": {**FAILURES, "on_down": "lose"}},
+    "lor_fail_hold_capacity": {"policy": "lor", **FAILING, "capacity": 2, "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 

@@ -354,6 +354,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 back = failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
                                       inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
+                    iv[I_ORIGIN] = -1  # no job left (LOR answers none)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)

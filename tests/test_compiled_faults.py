@@ -1,0 +1,53 @@
+"""Which faults the compiled engine runs (`compiled.supports`), policy by policy.
+
+Whether its rows are SimPy's is `benchmarks/equivalence.py --engines --only '*_fail_*' '*_loss*'`'s
+(each policy's kernel with failing servers costs 10-20 s to compile: the suite builds a few,
+`helpers.equivalence.SAMPLED`); here, only that a scenario runs compiled or goes to SimPy, which
+needs no kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers.scenarios import scenario_dict
+
+import emulator
+from emulator import compiled
+
+FAILURES = {"up": {"kind": "exponential", "mean": 50.0}, "down": {"kind": "exponential", "mean": 1.0}}
+LOSING = {**FAILURES, "on_down": "lose"}
+LATENCY = {"kind": "exponential", "mean": 0.1}
+
+
+def reason(policy: dict[str, Any], failures: dict[str, Any] | None = None, loss: float = 0.0,
+           **options: Any) -> str | None:
+    """Why the compiled engine hands this small scenario to SimPy, or None if it runs it."""
+    data = scenario_dict(policy, servers=4, jobs=100, **options)
+    data.setdefault("network", {}).update(loss=loss, timeout=1.0)
+    if failures is not None:
+        data["system"]["failures"] = failures
+    point = emulator.Scenario.from_dict(data).points()[0]
+    return compiled.supports(point, point.policies[0])
+
+
+@pytest.mark.parametrize("policy, options", [
+    ({"name": "persistent_idle"}, {"loss": 0.1, "dispatchers": 2}),
+    ({"name": "persistent_idle"}, {"failures": FAILURES, "loss": 0.1}),
+    ({"name": "persistent_idle"}, {"failures": LOSING, "latency": LATENCY, "dispatchers": 2}),
+    ({"name": "lor"}, {"loss": 0.1, "dispatchers": 2}),
+    ({"name": "lor", "d": 2}, {"failures": FAILURES}),
+    ({"name": "lor"}, {"failures": LOSING, "capacity": 2, "latency": LATENCY}),
+], ids=str)
+def test_the_servers_messages_to_dispatchers_run_compiled_under_faults(policy: dict[str, Any],
+                                                                       options: dict[str, Any]) -> None:
+    """Persistent idle's reports and LOR's completions go to dispatchers, which never fail: lost at zero latency
+    as JIQ's tokens are, and a recovery runs the departure hook (an empty server reports; LOR answers nothing)."""
+    assert reason(policy, **options) is None
+
+
+def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
+    """Its completion waits for the server's recovery (SimPy holds the arrival hook), which the kernel does not
+    replay: with a capacity and ``hold``, LOR's failing servers run on SimPy."""
+    assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
