@@ -316,6 +316,25 @@ FAULTS: dict[str, dict[str, Any]] = {
     "lor_d2_fail_lose_capacity_loss_d3": {"policy": "lor", "d": 2, **FAILING, **LOSS, "dispatchers": 3, "capacity": 2,
                                           "failures": {**FAILURES, "on_down": "lose"}},
     "lor_fail_hold_capacity": {"policy": "lor", **FAILING, "capacity": 2, "failures": {**FAILURES, "on_down": "hold"}},
+    # With latency: JBT-d's thresholds lost at a down server and the arrival hooks of its jobs from lists run at
+    # its recovery (`recovery`), the threshold model's and LSQ's queries lost there, JSQ-push's length told at
+    # recovery. JIQ-SQ(d)'s servers ask the dispatchers: compiled at zero latency without loss.
+    **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
+                                    "failures": {**FAILURES, "on_down": mode}}
+       for policy in ("jbt", "threshold", "lsq", "jsq_push") for mode in ("hold", "lose")},
+    **{f"{policy}_fail_hold_loss": {"policy": policy, **POLICIES[policy], **FAILING, **LOSS,
+                                    "failures": {**FAILURES, "on_down": "hold"}}
+       for policy in ("jbt", "threshold", "lsq", "jsq_push")},
+    "jbt_reset_fail_lose_loss_d3": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True, "dispatchers": 3,
+                                    **FAILING, **LOSS, "failures": {**FAILURES, "on_down": "lose"}},
+    "jbt_crossing_fail_hold_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "reports": "crossing",
+                                        "capacity": 4, **FAILING, "failures": {**FAILURES, "on_down": "hold"}},
+    "jbt_fail_hold_deterministic_d3": {
+        "policy": "jbt", "d": 2, "period": 1.0, "dispatchers": 3, **FAILING,
+        "failures": {"up": {"kind": "deterministic", "mean": 10.0}, "down": {"kind": "deterministic", "mean": 0.5},
+                     "on_down": "hold"}},
+    **{f"jiq_sqd_fail_{mode}_d3": {"policy": "jiq", "d": 2, **FAILING, "dispatchers": 3,
+                                   "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
 }
 
 
@@ -339,7 +358,8 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
         # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
         # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and (fault["policy"] in SENDING or (fault["policy"] == "jiq" and "d" in fault)):
+            if latency is None and (fault["policy"] in SENDING
+                                    or (fault["policy"] == "jiq" and "d" in fault and fault.get("loss", 0) > 0)):
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

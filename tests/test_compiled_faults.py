@@ -51,3 +51,19 @@ def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
     """Its completion waits for the server's recovery (SimPy holds the arrival hook), which the kernel does not
     replay: with a capacity and ``hold``, LOR's failing servers run on SimPy."""
     assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
+
+
+@pytest.mark.parametrize("policy", [{"name": "jbt", "d": 2, "period": 2.0}, {"name": "threshold", "d": 2},
+                                    {"name": "lsq", "d": 2}, {"name": "jsq_push"}], ids=str)
+def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> None:
+    """With latency: JBT-d's thresholds are lost at a down server and the arrival hooks of its jobs from lists run at
+    its recovery (`compiled.recovery`); the threshold model's and LSQ's queries are lost there; JSQ-push tells its
+    length at recovery. At zero latency (asks outside a dispatch, or one index for every dispatcher): SimPy."""
+    assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
+    assert reason(policy, failures=FAILURES, latency=LATENCY) is None
+    assert "servers fail" in (reason(policy, failures=FAILURES) or "")
+
+
+def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled_at_zero_latency() -> None:
+    """An idle server asks only while it is up, and at zero latency the replies reach it at once."""
+    assert reason({"name": "jiq", "d": 2}, failures=LOSING, dispatchers=3) is None

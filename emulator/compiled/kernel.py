@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from . import binding, faults, needs, occupancy
+from . import binding, faults, needs, occupancy, recovery
 from . import copying as copies_
 from . import failing as failures
 from . import ps as sharing_
@@ -354,6 +354,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 back = failures.event(heap, iv, fv, fail, head, tail, length, j_next, j_measured, j_size, j_start,
                                       inv_speed, speed_index, occ, occ_count, occ_lengths, occ_totals, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
+                    for _ in range(recovery.held(fail, back)):  # first the arrival hooks its jobs from lists missed
+                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, False, True)
                     iv[I_ORIGIN] = -1  # no job left (LOR answers none)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)
@@ -382,8 +384,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                             slot, sid, via_list = a, b, c != 0
                         elif what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
                             decide = faults.arrive(T, iv, what, a, b, c)
-                        else:  # the policy's own
-                            deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
+                        elif not failing or recovery.reaches(counts, window, iv, fail, what, a, c):  # the policy's own
+                            deliver(P, Q, counts, length, rng, ubuf, iv, T, what & recovery.WHAT, a, b, c)
                     if decide >= 0:  # the policy decides
                         to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
                         if checked and to >= P[P_N]:
@@ -413,6 +415,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         if (latent or asking) and measured:
             iv[I_ARRIVED] += 1
         if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
+            recovery.hold(fail, sid, via_list)
             free_slot(iv, j_next, slot)
             continue
         if blocked:
@@ -446,6 +449,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
         iv[I_CURRENT] = slot  # the job that reached sid, for a hook that reads its size
         # One call site per hook: each is inlined, and compiling it twice would cost seconds.
-        if failing and not failures.up(fail, sid):
-            continue  # a down server's hooks wait for its recovery (`failing`: none does anything)
+        if failing and not failures.up(fail, sid):  # a down server's hooks wait for its recovery (`recovery`)
+            recovery.hold(fail, sid, via_list)
+            continue
         on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

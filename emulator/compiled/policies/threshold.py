@@ -67,3 +67,10 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
+
+
+def servers_fail(config: ThresholdConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where its probes ask through
+    records, and a probe lost at a down server waits for its timeout (`faults.dropped`); not at zero latency, where the
+    next probe is asked within the same step."""
+    return point.scenario.network.latency.mean != 0
