@@ -250,12 +250,9 @@ def test_what_is_not_compiled_runs_on_simpy() -> None:
                                 failures={"up": {"kind": "exponential", "mean": 50.0},
                                           "down": {"kind": "exponential", "mean": 1.0}})
     assert failing["engine"] == "simpy"
-    # JIQ-SQ(d)'s idle servers ask the dispatchers: with latency a down one loses their replies, which the kernel
-    # does not replay.
+    # JIQ-SQ(d)'s idle servers ask the dispatchers outside a dispatch too: their lost messages at zero latency.
     asking = emulator.simulate("jiq", d=2, dispatchers=3, servers=4, jobs=200, engine="compiled", timeout=1.0,
-                               latency={"kind": "deterministic", "mean": 0.1},
-                               failures={"up": {"kind": "exponential", "mean": 50.0},
-                                         "down": {"kind": "exponential", "mean": 1.0}})
+                               loss=0.1)
     assert asking["engine"] == "simpy"
     # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")

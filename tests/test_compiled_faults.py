@@ -64,6 +64,14 @@ def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> No
     assert "servers fail" in (reason(policy, failures=FAILURES) or "")
 
 
-def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled_at_zero_latency() -> None:
-    """An idle server asks only while it is up, and at zero latency the replies reach it at once."""
+def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
+    """An idle server asks only while it is up: at zero latency the replies reach it at once; with latency one that
+    reaches it while it is down is lost there, and it sends no token if it is down at its decision
+    (`compiled.recovery`)."""
     assert reason({"name": "jiq", "d": 2}, failures=LOSING, dispatchers=3) is None
+    assert reason({"name": "jiq", "d": 2}, failures=FAILURES, loss=0.1, latency=LATENCY, dispatchers=3) is None
+
+
+def test_jsq_sparse_updates_lost_at_zero_latency_run_compiled() -> None:
+    """Each update draws its loss when sent and is delivered at once, as JIQ's tokens are."""
+    assert reason({"name": "jsq_sparse", "period": 1.0}, loss=0.1, dispatchers=2) is None

@@ -371,6 +371,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     target = T.targets[a, b]
                     if failing and not asks[a, A_DISPATCHERS] and not failures.up(fail, target):
                         faults.dropped(P, counts, window, iv, T, a, b)  # lost at the down server
+                    elif failing and asks[a, A_DISPATCHERS]:  # a server asked: its reply is an event (`recovery`)
+                        recovery.reply(P, counts, iv, T, a, b, T.count[target])
                     else:
                         answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
                 else:
@@ -382,12 +384,15 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                         release(T, iv, arg)
                         if what == TRANSFER:  # the job reaches its server
                             slot, sid, via_list = a, b, c != 0
+                        elif failing and what == recovery.REPLY:  # a reply reaches the server that asked
+                            decide = recovery.arrive(P, counts, window, iv, T, fail, a, b, c)
                         elif what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
                             decide = faults.arrive(T, iv, what, a, b, c)
                         elif not failing or recovery.reaches(counts, window, iv, fail, what, a, c):  # the policy's own
                             deliver(P, Q, counts, length, rng, ubuf, iv, T, what & recovery.WHAT, a, b, c)
-                    if decide >= 0:  # the policy decides
-                        to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
+                    if decide >= 0:  # the policy decides (not a server that asked and is down: it sends nothing)
+                        to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide) \
+                            if not failing or recovery.asker_up(fail, T, decide) else (-1, False)
                         if checked and to >= P[P_N]:
                             iv[I_BAD] = to
                             return BAD_SERVER

@@ -15,6 +15,11 @@ it arrives, as `Channel._post` loses it: the policy sends it with `to_server`, w
 it (`TO_SERVER` in its ``what``) and keeps its kind and the window it was sent in (its
 ``c``), and the kernel delivers it only if the server is up (`reaches`), else counts it lost
 where `Recorder.lose_message` does.
+
+A server that asks (JIQ-SQ(d)'s idle server asks dispatchers: `state.A_DISPATCHERS`, its id the ask's tag) loses
+the replies that reach it while it is down, and decides nothing if it is down when its round trip ends
+(`Channel._ask_faulty` with an ``asker``): with latency each of its replies is an event (`reply`, `arrive`), where
+a dispatcher's ask schedules only its last (`faults.reply`), and its decision runs only if it is up (`asker_up`).
 """
 
 from __future__ import annotations
@@ -22,9 +27,10 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from . import faults
 from .failing import FLAGS, Failing, up
-from .network import send
-from .state import I_EDGES
+from .network import post, send
+from .state import A_DISPATCHERS, A_DONE, A_LEFT, A_NEXT, A_PENDING, A_TAG, I_ASK_FREE, I_ASKS, I_EDGES, P_REPLY
 from .tools import Tools
 
 HELD = 8
@@ -73,3 +79,68 @@ def reaches(counts: np.ndarray, window: np.ndarray, iv: np.ndarray, F: Failing, 
     for edge in range(phase, iv[I_EDGES]):
         window[edge, at] += 1
     return False
+
+
+# -- a server's own ask (JIQ-SQ(d)'s idle server asks the dispatchers), with latency --------------
+REPLY = 1
+"""A message record's ``what`` (`state.TRANSFER` is 0, `state.ASK_TIMEOUT` 2): a reply on its way to the server
+that asked (ask, target index, its answer x 4 + the window's edges passed when it left)."""
+
+
+@njit(cache=True, inline="always")
+def reply(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int) -> None:
+    """The query of a server's ``ask`` reached target ``i`` (a dispatcher), whose reply ``value`` leaves now.
+
+    `Channel._ask_faulty` with an ``asker``: the reply is counted and draws its loss; one not lost is an event
+    (`arrive`), since whether it is lost at its server depends on the server's state when it arrives.
+    """
+    asks = T.asks
+    asks[ask, A_PENDING] -= 1  # the query came
+    counts[P[P_REPLY]] += 1
+    if not faults.lost(counts, iv, T, P[P_REPLY]):
+        asks[ask, A_PENDING] += 1
+        post(T, iv, REPLY, ask, i, 4 * value + iv[I_EDGES])
+    elif asks[ask, A_DONE] == 2 and asks[ask, A_PENDING] == 0:
+        _free(T, iv, ask)
+
+
+@njit(cache=True, inline="always")
+def arrive(P: np.ndarray, counts: np.ndarray, window: np.ndarray, iv: np.ndarray, T: Tools, F: Failing, ask: int,
+           i: int, c: int) -> int:
+    """A reply (`reply`) reaches the server that asked: ``ask`` if it decides now (its last reply), else -1.
+
+    Lost there if the server is down, counted where `Recorder.lose_message` counts it; else, while the round
+    trip waits, its answer is in, and with every answer in the server decides (`Channel._ask_faulty`'s
+    ``on_reply``); one that comes after the decision changes nothing.
+    """
+    asks = T.asks
+    asks[ask, A_PENDING] -= 1
+    decide = -1
+    if not up(F, asks[ask, A_TAG]):
+        at = len(counts) // 2 + P[P_REPLY]
+        counts[at] += 1
+        for edge in range(c % 4, iv[I_EDGES]):
+            window[edge, at] += 1
+    elif asks[ask, A_DONE] == 0:
+        T.replies[ask, i] = c // 4
+        asks[ask, A_LEFT] -= 1
+        if asks[ask, A_LEFT] == 0:
+            asks[ask, A_DONE] = 1  # (its timeout, when it comes, changes nothing: `faults.arrive`)
+            decide = ask
+    if asks[ask, A_DONE] == 2 and asks[ask, A_PENDING] == 0:
+        _free(T, iv, ask)
+    return decide
+
+
+@njit(cache=True, inline="always")
+def asker_up(F: Failing, T: Tools, ask: int) -> bool:
+    """Whether ``ask``'s decision runs: not a server's (its tag, `state.A_TAG`) that is down (it sends nothing)."""
+    return not T.asks[ask, A_DISPATCHERS] or up(F, T.asks[ask, A_TAG])
+
+
+@njit(cache=True, inline="always")
+def _free(T: Tools, iv: np.ndarray, ask: int) -> None:
+    """`network.close_ask`'s free list, for a closed ask whose last message came."""
+    T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
+    iv[I_ASK_FREE] = ask
+    iv[I_ASKS] -= 1

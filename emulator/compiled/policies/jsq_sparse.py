@@ -18,6 +18,7 @@ from numba import njit
 
 from ...measure.messages import Kind
 from ...policies.jsq_sparse import JSQSparseConfig
+from .. import faults
 from ..core import uniform
 from ..network import send
 from ..state import P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, Q_PARAMS, Q_PERIOD
@@ -58,9 +59,10 @@ def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarra
         for dispatcher in range(dispatchers):
             send(counts, iv, T, P[UPDATE], TOLD, dispatcher, sid, length[sid] + (stamps[sid] << 32))
         return
-    for dispatcher in range(dispatchers):
-        T.ints[dispatcher, sid] = length[sid]
-    counts[P[UPDATE]] += dispatchers
+    for dispatcher in range(dispatchers):  # each update drawing its loss (`Channel._post`), delivered at once
+        counts[P[UPDATE]] += 1
+        if not faults.lost(counts, iv, T, P[UPDATE]):
+            T.ints[dispatcher, sid] = length[sid]
 
 
 @njit(cache=True, inline="always")
@@ -112,3 +114,9 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 
 
 on_arrive, on_depart = nothing_on_arrive, nothing_on_depart
+
+
+def instant_loss(config: JSQSparseConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, each update draws
+    its loss when sent and is delivered at once (`faults.lost`), as `Channel._post` does."""
+    return True
