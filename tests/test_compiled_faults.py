@@ -53,12 +53,12 @@ def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
     assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
-@pytest.mark.parametrize("policy", [{"name": "jbt", "d": 2, "period": 2.0}, {"name": "threshold", "d": 2},
-                                    {"name": "lsq", "d": 2}, {"name": "jsq_push"}], ids=str)
+@pytest.mark.parametrize("policy", [{"name": "jbt", "d": 2, "period": 2.0}, {"name": "lsq", "d": 2},
+                                    {"name": "jsq_push"}], ids=str)
 def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> None:
     """With latency: JBT-d's thresholds are lost at a down server and the arrival hooks of its jobs from lists run at
-    its recovery (`compiled.recovery`); the threshold model's and LSQ's queries are lost there; JSQ-push tells its
-    length at recovery. At zero latency (asks outside a dispatch, or one index for every dispatcher): SimPy."""
+    its recovery (`compiled.recovery`); LSQ's queries are lost there; JSQ-push tells its length at recovery. At
+    zero latency (asks outside a dispatch, or one index for every dispatcher): SimPy."""
     assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
     assert reason(policy, failures=FAILURES, latency=LATENCY) is None
     assert "servers fail" in (reason(policy, failures=FAILURES) or "")
@@ -75,3 +75,12 @@ def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
 def test_jsq_sparse_updates_lost_at_zero_latency_run_compiled() -> None:
     """Each update draws its loss when sent and is delivered at once, as JIQ's tokens are."""
     assert reason({"name": "jsq_sparse", "period": 1.0}, loss=0.1, dispatchers=2) is None
+
+
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": LOSING, "dispatchers": 2},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_the_threshold_models_probes_run_compiled_under_faults(options: dict[str, Any]) -> None:
+    """Its probes are its dispatch's round trips, one after another: at zero latency the kernel answers each at once
+    and asks the next within the same step, or at the round's timeout (`faults.answered`), lost at a down server
+    too."""
+    assert reason({"name": "threshold", "d": 3, "threshold": 2}, **options) is None

@@ -235,9 +235,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 if copies:  # the job goes as copies to the servers the policy picked (`copying`)
                     copies_.send(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, slot)
                     sid = -1
-                if asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
+                while asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
                     sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, asked)  # decided now
-                    close_ask(T, iv, asked)
+                    if asks[asked, A_LEFT] == 0:  # (else the threshold model probes again, answered now)
+                        close_ask(T, iv, asked)
+                        break
                 if checked and (sid >= P[P_N] or (sid < 0 and not (latent or asking))):  # (with latency -1: it asked)
                     iv[I_BAD] = sid
                     return BAD_SERVER
@@ -301,6 +303,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             need = needs.event(P, iv, T.lists, length, j_next, code, failing)
             if not need and latent:  # a delivered message may send more, reach a server or list an id: room first
                 need = needs.delivery(P, iv, T.lists, T.binding, occ_count, occ_totals, reserving)
+            if not need and asking and not faults.room(P, iv):  # a timeout's decision may probe again
+                need = NEED_NETWORK
             if need:
                 return need
             # -- the next event -----------------------------------------------------------------
@@ -404,12 +408,16 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                                 post(T, iv, TRANSFER, held, to, via)
             elif asking:  # zero latency with faults: an ask's timeout; the job it held reaches its server now
                 decide = expire(T, iv, code >> 2)
-                if decide >= 0:
+                while decide >= 0:
                     sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
-                    slot = asks[decide, A_JOB]
-                    close_ask(T, iv, decide)
-                    if sid >= 0:
-                        iv[I_TRANSFERS] += 1
+                    if asks[decide, A_LEFT] == 0:  # decided
+                        slot = asks[decide, A_JOB]
+                        close_ask(T, iv, decide)
+                        if sid >= 0:
+                            iv[I_TRANSFERS] += 1
+                        break
+                    if not faults.answered(P, counts, length, iv, T, fail, failing, decide):
+                        break  # the threshold model's next probe waits for its timeout
             if sid < 0:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
