@@ -275,8 +275,8 @@ FAULTS: dict[str, dict[str, Any]] = {
     "threshold_2_63_loss": {"policy": "threshold", "d": 3, "threshold": 2**63, **LOSS},
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
-    # Failing servers (`system.failures`), with and without latency: the kernel runs them under the policies
-    # that send no message, or only their dispatch's queries (`ASKING`). Deterministic periods fail every
+    # Failing servers (`system.failures`), with and without latency: first under the policies that send no
+    # message, or only their dispatch's queries (`ASKING`); the others follow. Deterministic periods fail every
     # server at once, and with deterministic latency a transfer may reach a server as it fails or recovers.
     **{f"{policy}_fail_{mode}": {"policy": policy, **FAILING, "failures": {**FAILURES, "on_down": mode}}
        for policy in ("random", "round_robin") for mode in ("hold", "lose")},
@@ -338,6 +338,11 @@ FAULTS: dict[str, dict[str, Any]] = {
                                    "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
     "jiq_sqd_fail_hold_loss_d3": {"policy": "jiq", "d": 2, **FAILING, **LOSS, "dispatchers": 3,
                                   "failures": {**FAILURES, "on_down": "hold"}},
+    # JSQ-sparse's down servers skip their updates (`policies.common.server_up`).
+    **{f"jsq_sparse_fail_{mode}_d3": {"policy": "jsq_sparse", "period": 1.0, **FAILING, "dispatchers": 3,
+                                      "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    "jsq_sparse_async_fail_hold_loss": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5, **FAILING,
+                                        **LOSS, "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 

@@ -84,3 +84,10 @@ def test_the_threshold_models_probes_run_compiled_under_faults(options: dict[str
     and asks the next within the same step, or at the round's timeout (`faults.answered`), lost at a down server
     too."""
     assert reason({"name": "threshold", "d": 3, "threshold": 2}, **options) is None
+
+
+@pytest.mark.parametrize("feedback", [{"period": 1.0}, {"feedback": "asynchronous", "rate": 0.5}], ids=str)
+def test_jsq_sparse_failing_servers_run_compiled(feedback: dict[str, Any]) -> None:
+    """A down server skips its turn to update, which its timer hook sees (`compiled.policies.common.server_up`)."""
+    assert reason({"name": "jsq_sparse", **feedback}, failures=FAILURES, dispatchers=2) is None
+    assert reason({"name": "jsq_sparse", **feedback}, failures=LOSING, loss=0.1, latency=LATENCY) is None

@@ -65,7 +65,8 @@ def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray) -> Any:
         unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
         unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
         unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap,
-        unmanaged(tools.loss), unmanaged(tools.expiry), unmanaged(tools.binding), unmanaged(tools.floats), size)
+        unmanaged(tools.loss), unmanaged(tools.expiry), unmanaged(tools.binding), unmanaged(tools.floats), size,
+        unmanaged(tools.failing))
 
 
 # -- the event heap -----------------------------------------------------------------------

@@ -2,11 +2,12 @@
 
 A down server's arrival hooks wait until it recovers: SimPy then runs the arrival hook of
 each job that reached it while down, in order, before its departure hook (`failing`
-runs that one). The compiled policies whose servers may fail read nothing of such a job
-in their arrival hook but whether it came from a list (JBT-d's ``via_list``; the others'
-do nothing, or, as LOR's, run only where no job is held: their ``servers_fail``), so the
-kernel counts the jobs from lists that reached a down server (`hold`) and runs the hook
-that many times at its recovery (`held`). The count sits above the failing server's own
+runs that one). Of such a job the compiled policies whose servers may fail read, in their
+arrival hook, only whether it came from a list (JBT-d's ``via_list``); the others' hooks do
+nothing then (JSQ-push's tells a changed length, which the departure hook tells as well; LOR's
+answers a blocked job, which its ``servers_fail`` keeps from a down server). So the kernel
+counts the jobs from lists that reached a down server (`hold`) and runs the hook that many
+times at its recovery (`held`). The count sits above the failing server's own
 flags in ``sv[sid, FLAGS]`` (`failing.UP`, `WAITING`, `SERVING`), whose bits `failing`
 sets and clears one by one.
 
