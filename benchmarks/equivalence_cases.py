@@ -267,7 +267,8 @@ FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "expon
 # The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
-SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING}
+SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor", "jsq_sparse",
+                            "threshold"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -285,8 +286,8 @@ FAULTS: dict[str, dict[str, Any]] = {
     "threshold_2_63_loss": {"policy": "threshold", "d": 3, "threshold": 2**63, **LOSS},
     "jbt_loss_heavy_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "loss": 0.5, "timeout": 0.2,
                                 "capacity": 4, "occupancy": True},
-    # Failing servers (`system.failures`), with and without latency: the kernel runs them under the policies
-    # that send no message, or only their dispatch's queries (`ASKING`). Deterministic periods fail every
+    # Failing servers (`system.failures`), with and without latency: first under the policies that send no
+    # message, or only their dispatch's queries (`ASKING`); the others follow. Deterministic periods fail every
     # server at once, and with deterministic latency a transfer may reach a server as it fails or recovers.
     **{f"{policy}_fail_{mode}": {"policy": policy, **FAILING, "failures": {**FAILURES, "on_down": mode}}
        for policy in ("random", "round_robin") for mode in ("hold", "lose")},
@@ -323,6 +324,44 @@ FAULTS: dict[str, dict[str, Any]] = {
     # Overloaded, queues growing: the occupancy arrays grow often, also before a job its ask's timeout sends.
     "sqd_loss_overloaded_occupancy": {"policy": "sqd", "d": 2, "servers": 10, "load": 1.3, "allow_unstable": True,
                                       "occupancy": True, "loss": 0.3, "timeout": 0.5},
+    # Servers that send their dispatchers messages (idle reports, completions): lost at zero latency too, and a
+    # recovery runs the departure hook (an empty server reports; LOR answers nothing, and its job blocked at a
+    # down server is answered at recovery: SimPy only).
+    **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
+                                    "failures": {**FAILURES, "on_down": mode}}
+       for policy in ("persistent_idle", "lor") for mode in ("hold", "lose")},
+    **{f"{policy}_fail_lose_loss": {"policy": policy, **POLICIES[policy], **FAILING, **LOSS,
+                                    "failures": {**FAILURES, "on_down": "lose"}}
+       for policy in ("persistent_idle", "lor")},
+    "lor_d2_fail_lose_capacity_loss_d3": {"policy": "lor", "d": 2, **FAILING, **LOSS, "dispatchers": 3, "capacity": 2,
+                                          "failures": {**FAILURES, "on_down": "lose"}},
+    "lor_fail_hold_capacity": {"policy": "lor", **FAILING, "capacity": 2, "failures": {**FAILURES, "on_down": "hold"}},
+    # With latency: JBT-d's thresholds lost at a down server and the arrival hooks of its jobs from lists run at
+    # its recovery (`recovery`), the threshold model's and LSQ's queries lost there, JSQ-push's length told at
+    # recovery. JIQ-SQ(d)'s servers ask the dispatchers: compiled at zero latency without loss.
+    **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
+                                    "failures": {**FAILURES, "on_down": mode}}
+       for policy in ("jbt", "threshold", "lsq", "jsq_push") for mode in ("hold", "lose")},
+    **{f"{policy}_fail_hold_loss": {"policy": policy, **POLICIES[policy], **FAILING, **LOSS,
+                                    "failures": {**FAILURES, "on_down": "hold"}}
+       for policy in ("jbt", "threshold", "lsq", "jsq_push")},
+    "jbt_reset_fail_lose_loss_d3": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True, "dispatchers": 3,
+                                    **FAILING, **LOSS, "failures": {**FAILURES, "on_down": "lose"}},
+    "jbt_crossing_fail_hold_capacity": {"policy": "jbt", "d": 3, "period": 1.0, "reports": "crossing",
+                                        "capacity": 4, **FAILING, "failures": {**FAILURES, "on_down": "hold"}},
+    "jbt_fail_hold_deterministic_d3": {
+        "policy": "jbt", "d": 2, "period": 1.0, "dispatchers": 3, **FAILING,
+        "failures": {"up": {"kind": "deterministic", "mean": 10.0}, "down": {"kind": "deterministic", "mean": 0.5},
+                     "on_down": "hold"}},
+    **{f"jiq_sqd_fail_{mode}_d3": {"policy": "jiq", "d": 2, **FAILING, "dispatchers": 3,
+                                   "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    "jiq_sqd_fail_hold_loss_d3": {"policy": "jiq", "d": 2, **FAILING, **LOSS, "dispatchers": 3,
+                                  "failures": {**FAILURES, "on_down": "hold"}},
+    # JSQ-sparse's down servers skip their updates (`policies.common.server_up`).
+    **{f"jsq_sparse_fail_{mode}_d3": {"policy": "jsq_sparse", "period": 1.0, **FAILING, "dispatchers": 3,
+                                      "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    "jsq_sparse_async_fail_hold_loss": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5, **FAILING,
+                                        **LOSS, "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 
@@ -346,7 +385,8 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
         # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
         # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and (fault["policy"] in SENDING or (fault["policy"] == "jiq" and "d" in fault)):
+            if latency is None and (fault["policy"] in SENDING
+                                    or (fault["policy"] == "jiq" and "d" in fault and fault.get("loss", 0) > 0)):
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

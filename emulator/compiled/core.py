@@ -66,7 +66,7 @@ def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray, links: 
         unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
         unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap,
         unmanaged(tools.loss), unmanaged(tools.expiry), unmanaged(tools.binding), unmanaged(tools.floats), size,
-        links)
+        links, unmanaged(tools.failing))
 
 
 # -- the event heap -----------------------------------------------------------------------

@@ -155,6 +155,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     from .failing import none as no_failures
 
     fail = no_failures() if failing is None else failing.record
+    if failing is not None:  # the hooks see which servers are up (`policies.common.server_up`)
+        toolkit.failing = fail.sv
     copies = _copies(point, policy, seed, len(jobs.next))
     start = True
     while True:

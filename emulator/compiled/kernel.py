@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from . import binding, faults, needs, occupancy
+from . import binding, faults, needs, occupancy, recovery
 from . import copying as copies_
 from . import failing as failures
 from . import ps as sharing_
@@ -235,9 +235,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 if copies:  # the job goes as copies to the servers the policy picked (`copying`)
                     copies_.send(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, slot)
                     sid = -1
-                if asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
+                while asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
                     sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, asked)  # decided now
-                    close_ask(T, iv, asked)
+                    if asks[asked, A_LEFT] == 0:  # (else the threshold model probes again, answered now)
+                        close_ask(T, iv, asked)
+                        break
                 if checked and (sid >= P[P_N] or (sid < 0 and not (latent or asking))):  # (with latency -1: it asked)
                     iv[I_BAD] = sid
                     return BAD_SERVER
@@ -301,6 +303,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             need = needs.event(P, iv, T.lists, length, j_next, code, failing, asking, occ_count, occ_totals)
             if not need and latent:  # a delivered message may send more, reach a server or list an id: room first
                 need = needs.delivery(P, iv, T.lists, T.binding, occ_count, occ_totals, reserving)
+            if not need and asking and not faults.room(P, iv):  # a timeout's decision may probe again
+                need = NEED_NETWORK
             if need:
                 return need
             # -- the next event -----------------------------------------------------------------
@@ -353,6 +357,9 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
                 back = failures.event(heap, iv, fv, fail, c_servers, c_jobs, c_measures, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
+                    for _ in range(recovery.held(fail, back)):  # first the arrival hooks its jobs from lists missed
+                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, False, True)
+                    iv[I_ORIGIN] = -1  # no job left (LOR answers none)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
@@ -367,6 +374,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     target = T.targets[a, b]
                     if failing and not asks[a, A_DISPATCHERS] and not failures.up(fail, target):
                         faults.dropped(P, counts, window, iv, T, a, b)  # lost at the down server
+                    elif failing and asks[a, A_DISPATCHERS]:  # a server asked: its reply is an event (`recovery`)
+                        recovery.reply(P, counts, iv, T, a, b, T.count[target])
                     else:
                         answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
                 else:
@@ -378,12 +387,15 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                         release(T, iv, arg)
                         if what == TRANSFER:  # the job reaches its server
                             slot, sid, via_list = a, b, c != 0
+                        elif failing and what == recovery.REPLY:  # a reply reaches the server that asked
+                            decide = recovery.arrive(P, counts, window, iv, T, fail, a, b, c)
                         elif what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
                             decide = faults.arrive(T, iv, what, a, b, c)
-                        else:  # the policy's own
-                            deliver(P, Q, counts, length, rng, ubuf, iv, T, what, a, b, c)
-                    if decide >= 0:  # the policy decides
-                        to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
+                        elif not failing or recovery.reaches(counts, window, iv, fail, what, a, c):  # the policy's own
+                            deliver(P, Q, counts, length, rng, ubuf, iv, T, what & recovery.WHAT, a, b, c)
+                    if decide >= 0:  # the policy decides (not a server that asked and is down: it sends nothing)
+                        to, via = replied(P, Q, counts, length, rng, ubuf, iv, T, decide) \
+                            if not failing or recovery.asker_up(fail, T, decide) else (-1, False)
                         if checked and to >= P[P_N]:
                             iv[I_BAD] = to
                             return BAD_SERVER
@@ -395,12 +407,16 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                                 post(T, iv, TRANSFER, held, to, via)
             elif asking:  # zero latency with faults: an ask's timeout; the job it held reaches its server now
                 decide = expire(T, iv, code >> 2)
-                if decide >= 0:
+                while decide >= 0:
                     sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, decide)
-                    slot = asks[decide, A_JOB]
-                    close_ask(T, iv, decide)
-                    if sid >= 0:
-                        iv[I_TRANSFERS] += 1
+                    if asks[decide, A_LEFT] == 0:  # decided
+                        slot = asks[decide, A_JOB]
+                        close_ask(T, iv, decide)
+                        if sid >= 0:
+                            iv[I_TRANSFERS] += 1
+                        break
+                    if not faults.answered(P, counts, length, iv, T, fail, failing, decide):
+                        break  # the threshold model's next probe waits for its timeout
             if sid < 0:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
@@ -411,6 +427,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         if (latent or asking) and measured:
             iv[I_ARRIVED] += 1
         if failing and failures.lost(iv, fv, fail, sid, measured):  # its on_arrive waits for its recovery
+            recovery.hold(fail, sid, via_list)
             free_slot(iv, j_next, slot)
             continue
         if blocked:
@@ -444,6 +461,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     push(heap, iv, now + size * inv_speed[sid * speed_index], SERVICE_END + 4 * sid)
         iv[I_CURRENT] = slot  # the job that reached sid, for a hook that reads its size
         # One call site per hook: each is inlined, and compiling it twice would cost seconds.
-        if failing and not failures.up(fail, sid):
-            continue  # a down server's hooks wait for its recovery (`failing`: none does anything)
+        if failing and not failures.up(fail, sid):  # a down server's hooks wait for its recovery (`recovery`)
+            recovery.hold(fail, sid, via_list)
+            continue
         on_arrive(P, Q, counts, length, rng, ubuf, iv, T, sid, blocked, via_list)

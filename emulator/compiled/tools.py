@@ -28,7 +28,9 @@ The parts of the toolkit:
   arrives); and the kernel's own ``fv`` and ``heap``, so that a hook can schedule
   a message's delivery; ``loss``, the uniforms of the ``loss`` stream, and ``expiry``, when each
   ask's timeout falls (`faults`);
-- ``binding``: late binding's reservations and tickets (`binding`), grown on NEED_RESERVATIONS.
+- ``binding``: late binding's reservations and tickets (`binding`), grown on NEED_RESERVATIONS;
+- ``failing``: the failing servers' rows (`failing.Failing.sv`: whether each is up), or one row, up, without
+  failures (`policies.common.server_up`).
 
 An array a policy does not use has one element, so the tuple's types never change.
 """
@@ -50,7 +52,7 @@ Tools = namedtuple("Tools", [
     "weights", "choice", "picked", "values", "ints",
     "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap", "loss", "expiry",
     "binding", "floats", "size",
-    "next",
+    "next", "failing",
 ])
 """The arrays every compiled hook receives (see the module docstring)."""
 
@@ -151,6 +153,7 @@ class Toolkit:
         self.expiry = np.zeros(1)
         iv[S.I_NLOSS] = 1 << 62  # none to draw (`network.room`)
         self.binding = binding.pool(2 * n + 64 if description.reservations else 0)
+        self.failing = np.full((1, 4), 1, dtype=np.int64)  # every server up (`failing.UP`): the engine's rows if any
 
     def tools(self) -> Tools:
         """The arrays as the kernel takes them, as they are now (growth replaces some)."""
@@ -160,7 +163,8 @@ class Toolkit:
                      self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
                      self.latency, self.latency,  # fv and heap: the kernel's own (`core.view`)
                      self.loss, self.expiry, self.binding, self.floats,
-                     self.latency, self.latency)  # size and next: the kernel's own (`core.view`)
+                     self.latency, self.latency,  # size and next: the kernel's own (`core.view`)
+                     self.failing)
 
     # -- message latency (`network`) -----------------------------------------------------------
     def open_network(self, description: Description, P: np.ndarray, iv: np.ndarray) -> None:

@@ -40,6 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..core import id_take, uniform
+from ..failing import FLAGS, UP
 from ..state import P_D, P_N, P_QUERY, P_REPLY
 from ..tools import Tools
 
@@ -71,6 +72,12 @@ def list_dispatch(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T
         while not uniform(rng, ubuf, iv) * top < T.weights[T.lists[base + i]]:
             i = int(uniform(rng, ubuf, iv) * listed)
     return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained, dispatcher, i), True
+
+
+@njit(cache=True, inline="always")
+def server_up(T: Tools, sid: int) -> bool:
+    """Whether server ``sid`` is up (`failing`); without failures ``T.failing`` is one row, up."""
+    return T.failing[sid if len(T.failing) > 1 else 0, FLAGS] & UP != 0
 
 
 # -- the hooks of a policy that has none --------------------------------------------------------

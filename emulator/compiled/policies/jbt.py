@@ -11,6 +11,7 @@ from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
 from ..core import id_add, id_clear, id_clear_chained, list_room, sample
 from ..network import open_ask, posted, query_all, send
+from ..recovery import to_server
 from ..state import (
     I_INIT,
     I_UPDATE_R,
@@ -195,8 +196,8 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         _clear(P, iv, T, 0)
         for dispatcher in range(1, P[P_D]):
             send(counts, iv, T, kind, CLEAR, dispatcher, 0, 0)
-    for sid in range(P[P_N]):
-        send(counts, iv, T, kind, THRESHOLD, sid, r, 0)
+    for sid in range(P[P_N]):  # (a server down when its threshold arrives loses it: `recovery.reaches`)
+        to_server(counts, iv, T, kind, THRESHOLD, sid, r)
     return -1, False
 
 
@@ -210,3 +211,12 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         _new_threshold(P, counts, length, rng, ubuf, iv, T, a, b)
     else:
         _clear(P, iv, T, a)
+
+
+def servers_fail(config: JBTConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where its update asks
+    the servers through records (a query lost at a down server: `faults.dropped`), its thresholds are lost at a
+    down server (`recovery.reaches`), and the arrival hooks of the jobs from lists that reached a down server run at
+    its recovery (`recovery.held`); not at zero latency, where the update's ask would wait for a timeout outside a
+    dispatch."""
+    return point.scenario.network.latency.mean != 0

@@ -153,6 +153,8 @@ def instant_loss(config: JIQConfig, point: Any) -> bool:
 
 
 def servers_fail(config: JIQConfig, point: Any) -> bool:
-    """Whether the kernel runs its failing servers (`eligibility.supports`): JIQ-Random's, whose tokens go to
-    dispatchers; not JIQ-SQ(d)'s, whose servers ask the dispatchers (a down one loses their replies)."""
-    return config.d is None or point.dispatchers == 1
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes. JIQ-Random's tokens go to
+    dispatchers; JIQ-SQ(d)'s servers ask the dispatchers, at zero latency only while up, the replies in at once
+    (with loss, `instant_loss` says no), and with latency a reply that reaches a down server is lost there, and
+    a server down when its round trip ends sends no token (`recovery.arrive`, `recovery.asker_up`)."""
+    return True

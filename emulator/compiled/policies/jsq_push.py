@@ -115,3 +115,10 @@ def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np
 
 
 initialise, timer = nothing_initialise, nothing_timer
+
+
+def servers_fail(config: JSQPushConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where its updates go to
+    dispatchers, which never fail, and the departure hook a recovery runs tells the length if it changed, as SimPy's
+    arrival hooks then would; not at zero latency, where one index of the true lengths stands for every dispatcher's."""
+    return point.scenario.network.latency.mean != 0

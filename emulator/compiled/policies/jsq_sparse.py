@@ -18,11 +18,12 @@ from numba import njit
 
 from ...measure.messages import Kind
 from ...policies.jsq_sparse import JSQSparseConfig
+from .. import faults
 from ..core import uniform
 from ..network import send
 from ..state import P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, Q_PARAMS, Q_PERIOD
 from ..tools import Description, Tools
-from .common import nothing_on_arrive, nothing_on_depart
+from .common import nothing_on_arrive, nothing_on_depart, server_up
 
 PARAMS = frozenset({"feedback", "period", "rate"})
 UPDATE, ASYNCHRONOUS = P_PARAMS, P_PARAMS + 1
@@ -50,7 +51,9 @@ def _gap(Q: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> None:
 
 @njit(cache=True, inline="always")
 def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
-    """`JSQSparsePolicy._report`: server ``sid`` tells every dispatcher its length."""
+    """`JSQSparsePolicy._report`: server ``sid`` tells every dispatcher its length (not while down: its turn passes)."""
+    if not server_up(T, sid):
+        return
     dispatchers = P[P_D]
     if P[P_LATENT]:
         stamps = T.ints[2 * dispatchers]
@@ -58,9 +61,10 @@ def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarra
         for dispatcher in range(dispatchers):
             send(counts, iv, T, P[UPDATE], TOLD, dispatcher, sid, length[sid] + (stamps[sid] << 32))
         return
-    for dispatcher in range(dispatchers):
-        T.ints[dispatcher, sid] = length[sid]
-    counts[P[UPDATE]] += dispatchers
+    for dispatcher in range(dispatchers):  # each update drawing its loss (`Channel._post`), delivered at once
+        counts[P[UPDATE]] += 1
+        if not faults.lost(counts, iv, T, P[UPDATE]):
+            T.ints[dispatcher, sid] = length[sid]
 
 
 @njit(cache=True, inline="always")
@@ -112,3 +116,15 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 
 
 on_arrive, on_depart = nothing_on_arrive, nothing_on_depart
+
+
+def instant_loss(config: JSQSparseConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, each update draws
+    its loss when sent and is delivered at once (`faults.lost`), as `Channel._post` does."""
+    return True
+
+
+def servers_fail(config: JSQSparseConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes, its updates go to dispatchers,
+    which never fail, and a down server skips its turn (`common.server_up`), as SimPy's does."""
+    return True

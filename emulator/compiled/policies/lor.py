@@ -5,7 +5,8 @@ one per dispatcher (`jsq.index_set_in`); ``T.ints[k]`` is each server's count as
 dispatcher ``k`` indexes it. A count grows by one when its dispatcher sends a job and
 shrinks by one when that job's completion reaches it, so it never exceeds the levels
 the kernel's room check leaves before each arrival. The kernel writes the dispatcher
-of the job that leaves, or is blocked, to ``iv[I_ORIGIN]`` before the hook runs.
+of the job that leaves, or is blocked, to ``iv[I_ORIGIN]`` before the hook runs (-1 when a failed server
+recovers: no job left, nothing to answer).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from numba import njit
 from ...measure.messages import Kind
 from ...policies.lor import LORConfig
 from ..core import sample, shortest
-from ..network import send
-from ..state import I_ORIGIN, P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE
+from ..network import posted
+from ..state import I_ORIGIN, P_D, P_N, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_timer
 from .jsq import index_set_of, indexes_too_large, pick_of
@@ -71,10 +72,7 @@ def _completed(P: np.ndarray, iv: np.ndarray, T: Tools, k: int, sid: int) -> Non
 def _answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     """`LORPolicy._answer`: a completion from ``sid`` to the dispatcher of the job in question."""
     k = iv[I_ORIGIN]
-    if P[P_LATENT]:
-        send(counts, iv, T, COMPLETION_KIND, COMPLETION, k, sid, 0)
-    else:
-        counts[COMPLETION_KIND] += 1
+    if not posted(P, counts, iv, T, COMPLETION_KIND, COMPLETION, k, sid, 0):  # delivered now
         _completed(P, iv, T, k, sid)
 
 
@@ -88,7 +86,8 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 @njit(cache=True, inline="always")
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
-    _answer(P, counts, iv, T, sid)
+    if iv[I_ORIGIN] >= 0:  # (-1: a failed server back up, no job left: `LORPolicy._departed` answers none)
+        _answer(P, counts, iv, T, sid)
 
 
 @njit(cache=True, inline="always")
@@ -99,3 +98,17 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 
 
 initialise, timer = nothing_initialise, nothing_timer
+
+
+def instant_loss(config: LORConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, its completions
+    draw their loss when sent and are delivered at once (`network.posted`), as `Channel._post` does."""
+    return True
+
+
+def servers_fail(config: LORConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): its completions go to dispatchers,
+    which never fail, and a recovery answers nothing; but a job blocked at a down server (a capacity, ``hold``)
+    is answered at its recovery, which the kernel does not replay: those run on SimPy."""
+    failures = point.scenario.system.failures
+    return point.scenario.system.capacity is None or failures is None or failures.on_down == "lose"

@@ -80,3 +80,10 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
+
+
+def servers_fail(config: LSQConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where its queries ask through
+    records, and one lost at a down server leaves the estimate as it was (`faults.dropped`); not at zero latency, where
+    each query's timeout is an event of its own."""
+    return point.scenario.network.latency.mean != 0

@@ -101,3 +101,16 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
 
 
 on_arrive, timer = nothing_on_arrive, nothing_timer
+
+
+def instant_loss(config: PersistentIdleConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, its idle messages
+    draw their loss when sent and are delivered at once (`network.posted`), as `Channel._post` does."""
+    return True
+
+
+def servers_fail(config: PersistentIdleConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes, its servers have no arrival hook
+    and receive no message (their idle messages go to dispatchers, which never fail); the departure hook the
+    kernel runs at a recovery reports an empty server, as SimPy's does."""
+    return True

@@ -10,12 +10,14 @@ from numba import njit
 from ...measure.messages import NO_REPLY
 from ...policies.threshold import ThresholdConfig
 from ..core import sample
+from ..faults import INSTANT
 from ..network import open_ask, query
 from ..state import A_LEFT, A_TAG, I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools, needs_choice
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "threshold", "replace"})
+ASKS = True  # its probes are its dispatch's asks, one round trip each: with faults at zero latency, `faults.INSTANT`
 D, THRESHOLD, REPLACE, ABOVE_ALL = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2, P_PARAMS + 3
 
 
@@ -57,13 +59,33 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     """Probe ``i`` answered: join it if below the threshold or the last, else probe the next."""
     asks = T.asks
     i = asks[ask, A_TAG]
-    if T.replies[ask, i] < P[THRESHOLD] or P[ABOVE_ALL] or i + 1 == P[D]:
-        return T.targets[ask, i], False
+    # Zero latency with faults: the kernel asks the round's one target, `faults.answered`'s first: the next
+    # probe goes there.
+    instant = P[P_LATENT] == INSTANT
+    at = 0 if instant else i
+    if T.replies[ask, at] < P[THRESHOLD] or P[ABOVE_ALL] or i + 1 == P[D]:
+        return T.targets[ask, at], False
     asks[ask, A_TAG] = i + 1
     asks[ask, A_LEFT] = 1
     T.due[ask] = -1.0  # a new round trip
+    if instant:  # the kernel asks it once this returns
+        T.targets[ask, 0] = T.targets[ask, i + 1]
+        return -1, False
     query(P, counts, iv, T, ask, i + 1)
     return -1, False
 
 
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
+
+
+def instant_loss(config: ThresholdConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, each probe a round
+    trip the kernel answers at once (`faults.answered`), the next probe asked within the same step once the reply
+    is in, else at the round's timeout, as `Channel._ask_faulty` does."""
+    return True
+
+
+def servers_fail(config: ThresholdConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes, a probe lost at a down server
+    waits for its timeout (`faults.dropped`, `faults.answered`), with latency and without."""
+    return True

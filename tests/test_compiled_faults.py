@@ -1,0 +1,93 @@
+"""Which faults the compiled engine runs (`compiled.supports`), policy by policy.
+
+Whether its rows are SimPy's is `benchmarks/equivalence.py --engines --only '*_fail_*' '*_loss*'`'s
+(each policy's kernel with failing servers costs 10-20 s to compile: the suite builds a few,
+`helpers.equivalence.SAMPLED`); here, only that a scenario runs compiled or goes to SimPy, which
+needs no kernel.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from helpers.scenarios import scenario_dict
+
+import emulator
+from emulator import compiled
+
+FAILURES = {"up": {"kind": "exponential", "mean": 50.0}, "down": {"kind": "exponential", "mean": 1.0}}
+LOSING = {**FAILURES, "on_down": "lose"}
+LATENCY = {"kind": "exponential", "mean": 0.1}
+
+
+def reason(policy: dict[str, Any], failures: dict[str, Any] | None = None, loss: float = 0.0,
+           **options: Any) -> str | None:
+    """Why the compiled engine hands this small scenario to SimPy, or None if it runs it."""
+    data = scenario_dict(policy, servers=4, jobs=100, **options)
+    data.setdefault("network", {}).update(loss=loss, timeout=1.0)
+    if failures is not None:
+        data["system"]["failures"] = failures
+    point = emulator.Scenario.from_dict(data).points()[0]
+    return compiled.supports(point, point.policies[0])
+
+
+@pytest.mark.parametrize("policy, options", [
+    ({"name": "persistent_idle"}, {"loss": 0.1, "dispatchers": 2}),
+    ({"name": "persistent_idle"}, {"failures": FAILURES, "loss": 0.1}),
+    ({"name": "persistent_idle"}, {"failures": LOSING, "latency": LATENCY, "dispatchers": 2}),
+    ({"name": "lor"}, {"loss": 0.1, "dispatchers": 2}),
+    ({"name": "lor", "d": 2}, {"failures": FAILURES}),
+    ({"name": "lor"}, {"failures": LOSING, "capacity": 2, "latency": LATENCY}),
+], ids=str)
+def test_the_servers_messages_to_dispatchers_run_compiled_under_faults(policy: dict[str, Any],
+                                                                       options: dict[str, Any]) -> None:
+    """Persistent idle's reports and LOR's completions go to dispatchers, which never fail: lost at zero latency
+    as JIQ's tokens are, and a recovery runs the departure hook (an empty server reports; LOR answers nothing)."""
+    assert reason(policy, **options) is None
+
+
+def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
+    """Its completion waits for the server's recovery (SimPy holds the arrival hook), which the kernel does not
+    replay: with a capacity and ``hold``, LOR's failing servers run on SimPy."""
+    assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
+
+
+@pytest.mark.parametrize("policy", [{"name": "jbt", "d": 2, "period": 2.0}, {"name": "lsq", "d": 2},
+                                    {"name": "jsq_push"}], ids=str)
+def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> None:
+    """With latency: JBT-d's thresholds are lost at a down server and the arrival hooks of its jobs from lists run at
+    its recovery (`compiled.recovery`); LSQ's queries are lost there; JSQ-push tells its length at recovery. At
+    zero latency (asks outside a dispatch, or one index for every dispatcher): SimPy."""
+    assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
+    assert reason(policy, failures=FAILURES, latency=LATENCY) is None
+    assert "servers fail" in (reason(policy, failures=FAILURES) or "")
+
+
+def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
+    """An idle server asks only while it is up: at zero latency the replies reach it at once; with latency one that
+    reaches it while it is down is lost there, and it sends no token if it is down at its decision
+    (`compiled.recovery`)."""
+    assert reason({"name": "jiq", "d": 2}, failures=LOSING, dispatchers=3) is None
+    assert reason({"name": "jiq", "d": 2}, failures=FAILURES, loss=0.1, latency=LATENCY, dispatchers=3) is None
+
+
+def test_jsq_sparse_updates_lost_at_zero_latency_run_compiled() -> None:
+    """Each update draws its loss when sent and is delivered at once, as JIQ's tokens are."""
+    assert reason({"name": "jsq_sparse", "period": 1.0}, loss=0.1, dispatchers=2) is None
+
+
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": LOSING, "dispatchers": 2},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_the_threshold_models_probes_run_compiled_under_faults(options: dict[str, Any]) -> None:
+    """Its probes are its dispatch's round trips, one after another: at zero latency the kernel answers each at once
+    and asks the next within the same step, or at the round's timeout (`faults.answered`), lost at a down server
+    too."""
+    assert reason({"name": "threshold", "d": 3, "threshold": 2}, **options) is None
+
+
+@pytest.mark.parametrize("feedback", [{"period": 1.0}, {"feedback": "asynchronous", "rate": 0.5}], ids=str)
+def test_jsq_sparse_failing_servers_run_compiled(feedback: dict[str, Any]) -> None:
+    """A down server skips its turn to update, which its timer hook sees (`compiled.policies.common.server_up`)."""
+    assert reason({"name": "jsq_sparse", **feedback}, failures=FAILURES, dispatchers=2) is None
+    assert reason({"name": "jsq_sparse", **feedback}, failures=LOSING, loss=0.1, latency=LATENCY) is None
