@@ -27,6 +27,7 @@ from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
 from .network import answer, close_ask, expire, post, release
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, enter, leave
+from .source import ENDED, next_gap
 from .state import (
     A_DISPATCHERS,
     A_JOB,
@@ -52,15 +53,11 @@ from .state import (
     I_CHOICE,
     I_CURRENT,
     I_EDGES,
-    I_EID,
     I_FINISHED,
-    I_GAP,
-    I_GAPS_FINAL,
     I_HEAP,
     I_INIT,
     I_JOB,
     I_MAXLEN,
-    I_NGAP,
     I_NRESP,
     I_ORIGIN,
     I_SIZE,
@@ -68,7 +65,6 @@ from .state import (
     I_TRANSFERS,
     I_UPDATING,
     NEED_CHOICE,
-    NEED_GAPS,
     NEED_LISTS,
     NEED_NETWORK,
     P_CAPACITY,
@@ -251,26 +247,12 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     post(T, iv, TRANSFER, slot, sid, via_list)
                 # With latency the job is on its way, or waits for replies (`network`).
                 slot, sid = -1, -1
-            else:
-                if iv[I_GAP] >= iv[I_NGAP]:
-                    if iv[I_GAPS_FINAL]:  # a finite trace ended: Recorder.exhausted
-                        if iv[I_EDGES] == 1:
-                            edge(P, iv, fv, counts, window, occ_count, occ_lengths, occ_totals)
-                        iv[I_SRC] = 3
-                        break
-                    return NEED_GAPS
-                gap = gaps[iv[I_GAP]]
-                iv[I_GAP] += 1
-                if gap > 0.0:  # its timeout: an event, with the next id, kept beside the heap
-                    fv[F_ARRIVAL] = fv[F_NOW] + gap
-                    iv[I_ARRIVAL_EID] = iv[I_EID]
-                    iv[I_EID] += 1
-                    iv[I_SRC] = 0
-                    if whole and iv[I_BATCH_HELD] > 0:  # the batch is complete: its jobs go out now (state 4)
-                        iv[I_BATCH], iv[I_BATCH_AT], iv[I_BATCH_HELD] = iv[I_BATCH_HELD], 0, 0
-                        iv[I_SRC] = 4
-                else:
-                    iv[I_SRC] = 1
+            else:  # the source's next gap: its timeout, or the next job now
+                need = next_gap(P, iv, fv, counts, window, gaps, c_measures, whole)
+                if need == ENDED:  # a finite trace ended: Recorder.exhausted
+                    break
+                if need:
+                    return need
         if sid < 0:
             # -- done, or something to hand to Python ---------------------------------------
             if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2 and (not copies or copies_.settled(cp)):
@@ -357,8 +339,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
                 back = failures.event(heap, iv, fv, fail, c_servers, c_jobs, c_measures, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
-                    for _ in range(recovery.held(fail, back)):  # first the arrival hooks its jobs from lists missed
-                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, False, True)
+                    for k in range(recovery.held(fail, back)):  # first the arrival hooks its jobs from lists missed
+                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, k < 0, k >= 0)  # not blocked, listed
                     iv[I_ORIGIN] = -1  # no job left (LOR answers none)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)
