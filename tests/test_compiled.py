@@ -96,7 +96,7 @@ def test_an_equivalence_case_is_identical(key: str) -> None:
 
 LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
                  "jbt_loss/det", "jiq_sqd_loss/exp", "jbt_reset_loss_d3/det", "lor_loss_d3/exp",
-                 "late_binding_loss/exp", "jsq_push_loss_d3/exp", "redundancy_lost_cancels/det",
+                 "jiq_loss/exp", "jsq_push_loss_d3/exp", "redundancy_lost_cancels/det",
                  "jiq_loss/zero", "jiq_loss_d3/zero", "sqd_loss_d3/zero"]
 
 

@@ -23,30 +23,33 @@ JOBS_PER_SERVER = 10
 
 
 SAMPLED = {"latency": ("jsq", "sqd", "jiq", "jbt", "jsq_push", "lor", "late_binding", "redundancy", "batch_sqd"),
-           "ps": ("jsq", "least_work", "lor"),
+           "ps": ("random", "jsq", "sqd", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
            "faults": ("random", "jiq", "sqd", "least_work")}
-"""The policies whose latency, processor-sharing, slot-clock and fault kernels the suite builds (faults:
+"""The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
-Every policy's main kernel (continuous time, zero latency, FIFO and pools) is in the suite. Each
-feature is a further kernel per policy (10-20 s of CPU to compile: all of them would take the
-suite's time to about 16 minutes), so the suite builds them for a few policies, chosen so that each
+Every policy's cases in continuous time at zero latency (FIFO and pools) are in the suite, and every
+policy's kernel with latency (the contract's systems run it: `contract_options`). Each feature is a
+further kernel per policy (10-20 s of CPU to compile), and each case a further test, so the suite
+runs them for a few policies, chosen so that each
 way a policy meets the feature is covered once. Latency: a policy that asks all servers and one that
 samples (the ask records and their replies), one that pulls (JIQ's tokens), one that reports and
 broadcasts (JBT-d), one whose servers push (JSQ-push), one that hears of completions (LOR), one
 that reserves and is asked for its jobs (late binding), one that cancels copies (redundancy), one
 whose batch of jobs waits for one ask's replies (batch sampling).
-Processor sharing: a policy that asks, and the two whose decisions read what PS changes (the work
-left, the completions). Slotted time: the policies of the slot model's paper, whose theory and
-claims the slotted tests check on them. Faults: a policy without messages, one that pulls, one that
+Processor sharing: one without messages and two that ask (whose theory `tests/test_ps.py` checks
+on them), and the two whose decisions read what PS changes (the work left, the completions).
+Slotted time: the policies of the slot model's paper, whose theory and claims the slotted tests
+check on them. Faults: a policy without messages, one that pulls, one that
 asks, and least work (its replies carry the work left, not lengths); with latency, those of them in
 the latency sample.
 """
 
 
 def in_suite(key: str, options: dict[str, Any]) -> bool:
-    """Whether the suite runs the case ``key``: every case of a kernel the suite builds (`SAMPLED`).
+    """Whether the suite runs the case ``key``: every case at zero latency in continuous time, and those of
+    `SAMPLED`.
 
     The rest run in `benchmarks/equivalence.py --engines`, the whole set at full length.
     """
@@ -83,15 +86,27 @@ def simpy_only(options: dict[str, Any]) -> bool:
     return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
 
 
+def contract_options() -> list[dict[str, Any]]:
+    """The systems `emulator.contract.same_on_both_engines` runs every built-in policy in, as case options:
+    its latency systems run each policy's kernel with latency, sampled or not (`SAMPLED`)."""
+    from emulator.contract import POISSON, SYSTEMS, _params
+    from emulator.policies import REGISTRY
+
+    base = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, "latency": None, **POISSON}
+    return [{"policy": name, **base, **extra, **_params(cls, {**base, **extra}["servers"])}
+            for name, cls in sorted(REGISTRY.items()) for extra in SYSTEMS.values()]
+
+
 def kernel_cases() -> list[tuple[Any, Any]]:
-    """The (point, policy) of every suite case the compiled engine runs: `ahead.prepare` builds their kernels."""
+    """The (point, policy) of every suite case and contract system the compiled engine runs: `ahead.prepare`
+    builds their kernels."""
     from emulator.api import scenario_data
     from emulator.compiled import supports
     from emulator.errors import ScenarioError
     from emulator.scenario.sweep import Scenario
 
     out = []
-    for options in SUITE.values():
+    for options in [*SUITE.values(), *contract_options()]:
         if simpy_only(options):
             continue
         policy, rest = options["policy"], {key: value for key, value in options.items() if key != "policy"}
