@@ -137,8 +137,15 @@ def workers_scenario(folder: Path, long_jobs: int, replications: int) -> Path:
 
 
 def start(spec: Path, out: Path, workers: int) -> subprocess.Popen[str]:
+    # Ctrl-C as a terminal delivers it: a suite started in the background (`pytest &`) ignores SIGINT, and its
+    # children would inherit that and never see the Ctrl-C the tests send.
     return subprocess.Popen([*PYTHON, "run", str(spec), "--out", str(out), "--workers", str(workers), "--quiet"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_ctrl_c_as_in_a_terminal)
+
+
+def _ctrl_c_as_in_a_terminal() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def wait_for_stored(out: Path, process: subprocess.Popen[str], at_least: int = 1) -> None:

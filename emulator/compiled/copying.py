@@ -43,8 +43,9 @@ from numba import njit
 from . import faults, occupancy
 from .core import push, unmanaged
 from .jobs import append
-from .network import post, release
+from .network import post
 from .recorder import leave
+from .records import release
 from .state import (
     F_AREA,
     F_LAST,

@@ -48,9 +48,9 @@ import numpy as np
 from numba import njit
 
 from ..measure.messages import NO_REPLY
-from . import network
 from .core import push, push_id
 from .failing import Failing, up
+from .records import take_message
 from .state import (
     A_DISPATCHERS,
     A_DONE,
@@ -157,7 +157,7 @@ def _time_out(T: Tools, iv: np.ndarray, ask: int) -> None:
     asks = T.asks
     T.expiry[ask] = T.fv[F_NOW] + T.fv[F_TIMEOUT]
     asks[ask, A_PENDING] += 1
-    slot = network.take_message(T, iv, ASK_TIMEOUT, ask, asks[ask, A_FIRST], 0)
+    slot = take_message(T, iv, ASK_TIMEOUT, ask, asks[ask, A_FIRST], 0)
     push(T.heap, iv, T.expiry[ask], MESSAGE + 4 * slot)
 
 

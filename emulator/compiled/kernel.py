@@ -24,9 +24,10 @@ from . import failing as failures
 from . import ps as sharing_
 from .core import pop, push, replace_first, unmanaged, view
 from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
-from .network import answer, close_ask, expire, post, release
+from .network import answer, close_ask, expire, post
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, enter, leave
+from .records import release
 from .source import ENDED, next_gap
 from .state import (
     A_DISPATCHERS,

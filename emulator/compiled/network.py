@@ -41,6 +41,7 @@ from numba import njit
 
 from . import faults
 from .core import push, push_id
+from .records import release, take_message
 from .state import (
     A_DISPATCHER,
     A_DISPATCHERS,
@@ -65,7 +66,6 @@ from .state import (
     I_LAT,
     I_LOSS,
     I_MSG_CAP,
-    I_MSG_FREE,
     I_MSGS,
     I_NLAT,
     I_NLOSS,
@@ -90,20 +90,6 @@ def room(P: np.ndarray, iv: np.ndarray) -> bool:
             and iv[I_HEAP_CAP] - iv[I_HEAP] >= r + 2 and iv[I_ASK_CAP] - iv[I_ASKS] >= P[P_ASK_ROOM])
 
 
-@njit(cache=True, inline="always")
-def take_message(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> int:
-    """A message record from the free list, holding (what, a, b, c); its slot (the caller schedules it)."""
-    msg = T.msg
-    slot = iv[I_MSG_FREE]
-    iv[I_MSG_FREE] = msg[slot, 1]
-    iv[I_MSGS] += 1
-    msg[slot, 0] = what
-    msg[slot, 1] = a
-    msg[slot, 2] = b
-    msg[slot, 3] = c
-    return slot
-
-
 @njit(cache=True)
 def post(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> None:
     """Send one message now: it is delivered after the next latency (`Channel._later`).
@@ -125,14 +111,6 @@ def send(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: 
     counts[kind] += 1
     if not faults.lost(counts, iv, T, kind):
         post(T, iv, what, a, b, c)
-
-
-@njit(cache=True)
-def release(T: Tools, iv: np.ndarray, slot: int) -> None:
-    """A delivered message's record is free again (read it first)."""
-    T.msg[slot, 1] = iv[I_MSG_FREE]
-    iv[I_MSG_FREE] = slot
-    iv[I_MSGS] -= 1
 
 
 @njit(cache=True, inline="always")

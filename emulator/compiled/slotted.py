@@ -39,10 +39,10 @@ from . import occupancy
 from .core import list_room, pop, unmanaged, view
 from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
 from .needs import occupancy_full
-from .network import release
 from .network import room as network_room  # (`room` here counts the job slots)
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_arrive_batch, on_depart, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, enter, leave
+from .records import release
 from .slots import BEGIN, JOBS, MEMBER, ORDER, SIZE, groups
 from .state import (
     BAD_SERVER,
