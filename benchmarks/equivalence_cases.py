@@ -362,6 +362,13 @@ FAULTS: dict[str, dict[str, Any]] = {
                                       "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
     "jsq_sparse_async_fail_hold_loss": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5, **FAILING,
                                         **LOSS, "failures": {**FAILURES, "on_down": "hold"}},
+    # A batch's query lost at a down server leaves its ask to the timeout; jobs sent to a down server (with latency).
+    **{f"batch_sqd_fail_{mode}_batches_d3": {"policy": "batch_sqd", "d": 2, **FAILING, "dispatchers": 3,
+                                              "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0},
+                                              "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    "batch_sqd_water_fail_hold_loss": {"policy": "batch_sqd", "d": 2, "fill": "water", **FAILING, **LOSS,
+                                       "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0},
+                                       "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 

@@ -91,3 +91,13 @@ def test_jsq_sparse_failing_servers_run_compiled(feedback: dict[str, Any]) -> No
     """A down server skips its turn to update, which its timer hook sees (`compiled.policies.common.server_up`)."""
     assert reason({"name": "jsq_sparse", **feedback}, failures=FAILURES, dispatchers=2) is None
     assert reason({"name": "jsq_sparse", **feedback}, failures=LOSING, loss=0.1, latency=LATENCY) is None
+
+
+def test_batch_sqd_failing_servers_run_compiled_with_latency() -> None:
+    """The batch's ask is a record with latency, its query lost at a down server left to the timeout; at zero
+    latency a timeout that decides sends a batch of jobs in one step, which the kernel does not: SimPy."""
+    batches = {"kind": "batch_poisson", "mean_batch": 3.0}
+    policy = {"name": "batch_sqd", "d": 2}
+    assert reason(policy, failures=FAILURES, latency=LATENCY, arrivals=batches) is None
+    assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2, arrivals=batches) is None
+    assert "servers fail" in (reason(policy, failures=FAILURES, arrivals=batches) or "")
