@@ -53,15 +53,24 @@ def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
     assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
-@pytest.mark.parametrize("policy", [{"name": "jbt", "d": 2, "period": 2.0}, {"name": "lsq", "d": 2},
-                                    {"name": "jsq_push"}], ids=str)
+@pytest.mark.parametrize("policy", [{"name": "lsq", "d": 2}, {"name": "jsq_push"}], ids=str)
 def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> None:
-    """With latency: JBT-d's thresholds are lost at a down server and the arrival hooks of its jobs from lists run at
-    its recovery (`compiled.recovery`); LSQ's queries are lost there; JSQ-push tells its length at recovery. At
-    zero latency (asks outside a dispatch, or one index for every dispatcher): SimPy."""
+    """With latency: LSQ's queries are lost at a down server; JSQ-push tells its length at recovery. At zero latency
+    (a timeout per query while the job goes on, or one index for every dispatcher): SimPy."""
     assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
     assert reason(policy, failures=FAILURES, latency=LATENCY) is None
     assert "servers fail" in (reason(policy, failures=FAILURES) or "")
+
+
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_jbt_faults_run_compiled(options: dict[str, Any]) -> None:
+    """JBT-d's update asks from its timer: at zero latency the kernel answers it at once, or decides it at its
+    timeout, and the thresholds reach the servers up within that step (`compiled.policies.jbt`); with latency its
+    thresholds are lost at a down server and the arrival hooks of its jobs from lists run at its recovery
+    (`compiled.recovery`)."""
+    for policy in ({"name": "jbt", "d": 2, "period": 2.0}, {"name": "jbt", "d": 2, "period": 2.0, "reset": True}):
+        assert reason(policy, dispatchers=3, **options) is None
 
 
 def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
