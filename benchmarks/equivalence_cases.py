@@ -366,6 +366,9 @@ FAULTS: dict[str, dict[str, Any]] = {
     **{f"batch_sqd_fail_{mode}_batches_d3": {"policy": "batch_sqd", "d": 2, **FAILING, "dispatchers": 3,
                                               "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0},
                                               "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    # 200 dispatchers' lists for 60 servers run out of room during updates, decided at the timer and at the timeout.
+    "jbt_reset_loss_lists_d200": {"policy": "jbt", "d": 2, "period": 0.5, "reset": True, "servers": 60,
+                                  "dispatchers": 200, "loss": 0.02, "timeout": 0.5},
     "batch_sqd_water_fail_hold_loss": {"policy": "batch_sqd", "d": 2, "fill": "water", **FAILING, **LOSS,
                                        "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0},
                                        "failures": {**FAILURES, "on_down": "hold"}},
