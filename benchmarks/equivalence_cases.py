@@ -264,7 +264,7 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
-# The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
+# The policies whose faults at zero latency run on SimPy (`SENDING`, below).
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
 SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor", "jsq_sparse",
@@ -338,7 +338,7 @@ FAULTS: dict[str, dict[str, Any]] = {
     "lor_fail_hold_capacity": {"policy": "lor", **FAILING, "capacity": 2, "failures": {**FAILURES, "on_down": "hold"}},
     # With latency: JBT-d's thresholds lost at a down server and the arrival hooks of its jobs from lists run at
     # its recovery (`recovery`), the threshold model's and LSQ's queries lost there, JSQ-push's length told at
-    # recovery. JIQ-SQ(d)'s servers ask the dispatchers: compiled at zero latency without loss.
+    # recovery. JIQ-SQ(d)'s servers ask the dispatchers: at zero latency with loss their asks' timeouts decide.
     **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
                                     "failures": {**FAILURES, "on_down": mode}}
        for policy in ("jbt", "threshold", "lsq", "jsq_push") for mode in ("hold", "lose")},
@@ -395,8 +395,7 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
         # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
         # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and (fault["policy"] in SENDING
-                                    or (fault["policy"] == "jiq" and "d" in fault and fault.get("loss", 0) > 0)):
+            if latency is None and fault["policy"] in SENDING:
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

@@ -81,6 +81,13 @@ def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
     assert reason({"name": "jiq", "d": 2}, failures=FAILURES, loss=0.1, latency=LATENCY, dispatchers=3) is None
 
 
+@pytest.mark.parametrize("failures", [None, FAILURES], ids=str)
+def test_jiq_sqd_lost_messages_at_zero_latency_run_compiled(failures: dict[str, Any] | None) -> None:
+    """An idle server's ask of d dispatchers is answered at once, or its timeout decides, and a server down then
+    sends no token (`compiled.policies.jiq`, `compiled.faults.asked`)."""
+    assert reason({"name": "jiq", "d": 2}, failures=failures, loss=0.1, dispatchers=3) is None
+
+
 def test_jsq_sparse_updates_lost_at_zero_latency_run_compiled() -> None:
     """Each update draws its loss when sent and is delivered at once, as JIQ's tokens are."""
     assert reason({"name": "jsq_sparse", "period": 1.0}, loss=0.1, dispatchers=2) is None
