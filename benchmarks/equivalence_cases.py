@@ -268,7 +268,7 @@ FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "expon
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
 SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor", "jsq_sparse",
-                            "threshold", "jbt"}
+                            "threshold", "jbt", "lsq"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},

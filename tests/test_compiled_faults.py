@@ -53,13 +53,20 @@ def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
     assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
-@pytest.mark.parametrize("policy", [{"name": "lsq", "d": 2}, {"name": "jsq_push"}], ids=str)
-def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> None:
-    """With latency: LSQ's queries are lost at a down server; JSQ-push tells its length at recovery. At zero latency
-    (a timeout per query while the job goes on, or one index for every dispatcher): SimPy."""
+def test_jsq_push_failing_servers_run_compiled_with_latency() -> None:
+    """With latency JSQ-push tells its length at recovery. At zero latency (one index for every dispatcher): SimPy."""
+    policy = {"name": "jsq_push"}
     assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
     assert reason(policy, failures=FAILURES, latency=LATENCY) is None
     assert "servers fail" in (reason(policy, failures=FAILURES) or "")
+
+
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_lsq_faults_run_compiled(options: dict[str, Any]) -> None:
+    """LSQ's queries each refresh one estimate: at zero latency each round trip is answered at once or never (its
+    timeout changes nothing), lost at a down server too; with latency its queries are lost there."""
+    assert reason({"name": "lsq", "d": 2}, dispatchers=2, **options) is None
 
 
 @pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
