@@ -268,7 +268,7 @@ FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "expon
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
 SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor", "jsq_sparse",
-                            "threshold", "jbt", "lsq"}
+                            "threshold", "jbt", "lsq", "jsq_push"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -369,6 +369,10 @@ FAULTS: dict[str, dict[str, Any]] = {
     # 200 dispatchers' lists for 60 servers run out of room during updates, decided at the timer and at the timeout.
     "jbt_reset_loss_lists_d200": {"policy": "jbt", "d": 2, "period": 0.5, "reset": True, "servers": 60,
                                   "dispatchers": 200, "loss": 0.02, "timeout": 0.5},
+    # Long down periods: a server's queue grows while it is down, and JSQ-push tells its length at recovery.
+    "jsq_push_fail_hold_long_down_d2": {"policy": "jsq_push", **FAILING, "load": 0.5, "dispatchers": 2,
+                                        "failures": {"up": {"kind": "exponential", "mean": 20.0},
+                                                     "down": {"kind": "exponential", "mean": 8.0}, "on_down": "hold"}},
     "batch_sqd_water_fail_hold_loss": {"policy": "batch_sqd", "d": 2, "fill": "water", **FAILING, **LOSS,
                                        "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0},
                                        "failures": {**FAILURES, "on_down": "hold"}},

@@ -53,12 +53,21 @@ def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
     assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
-def test_jsq_push_failing_servers_run_compiled_with_latency() -> None:
-    """With latency JSQ-push tells its length at recovery. At zero latency (one index for every dispatcher): SimPy."""
-    policy = {"name": "jsq_push"}
-    assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
-    assert reason(policy, failures=FAILURES, latency=LATENCY) is None
-    assert "servers fail" in (reason(policy, failures=FAILURES) or "")
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_jsq_push_faults_run_compiled(options: dict[str, Any]) -> None:
+    """With faults each dispatcher keeps the lengths it was told, at zero latency too, and JSQ-push tells its length
+    at recovery."""
+    assert reason({"name": "jsq_push"}, dispatchers=2, **options) is None
+
+
+def test_jsq_push_indexes_with_faults_are_bounded() -> None:
+    """With faults at zero latency each of D dispatchers keeps an index of its own: D x N ids, bounded as with
+    latency (one index of the true lengths serves them all without faults)."""
+    data = scenario_dict({"name": "jsq_push"}, servers=900_000, dispatchers=5, jobs=100)
+    data["network"] = {"loss": 0.1, "timeout": 1e-6}  # (within the run's length at N = 900,000)
+    point = emulator.Scenario.from_dict(data).points()[0]
+    assert "D x N = 4,500,000" in (compiled.supports(point, point.policies[0]) or "")
 
 
 @pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},

@@ -127,6 +127,10 @@ def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, 
     kind = code & 3
     if asking and kind == MESSAGE and P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
         return NEED_OCCUPANCY
+    if asking and failing and kind == TIMER and code >= 4 and P[P_INDEX] != 0:  # (JSQ-push: at its recovery
+        server = ((code >> 2) - 1) >> 1  # a server tells a length that grew while it was down: a level for it)
+        if length[server] + 2 >= iv[I_LEVEL_CAP]:
+            return NEED_LEVELS
     if kind == TIMER and code < 4 and P[P_CHOICE_AT_TIMER] > 0 and iv[I_CHOICE] == 0:
         return choice(iv, P[P_N], P[P_CHOICE_AT_TIMER])
     departure = kind == SERVICE_END or kind == POOL_END
