@@ -264,11 +264,11 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
 # timeout of 0 decides on no reply at all, and a loss of 0.9 loses most messages.
 LOSS = {"loss": 0.2, "timeout": 0.08}
 FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "exponential", "mean": 2.0}}
-# The policies whose lost messages at zero latency run on SimPy (they ask their servers; so does JIQ-SQ(d)).
+# The policies whose faults at zero latency run on SimPy (`SENDING`, below).
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
 SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor", "jsq_sparse",
-                            "threshold"}
+                            "threshold", "jbt", "lsq", "jsq_push"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -338,7 +338,7 @@ FAULTS: dict[str, dict[str, Any]] = {
     "lor_fail_hold_capacity": {"policy": "lor", **FAILING, "capacity": 2, "failures": {**FAILURES, "on_down": "hold"}},
     # With latency: JBT-d's thresholds lost at a down server and the arrival hooks of its jobs from lists run at
     # its recovery (`recovery`), the threshold model's and LSQ's queries lost there, JSQ-push's length told at
-    # recovery. JIQ-SQ(d)'s servers ask the dispatchers: compiled at zero latency without loss.
+    # recovery. JIQ-SQ(d)'s servers ask the dispatchers: at zero latency with loss their asks' timeouts decide.
     **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
                                     "failures": {**FAILURES, "on_down": mode}}
        for policy in ("jbt", "threshold", "lsq", "jsq_push") for mode in ("hold", "lose")},
@@ -362,6 +362,20 @@ FAULTS: dict[str, dict[str, Any]] = {
                                       "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
     "jsq_sparse_async_fail_hold_loss": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 0.5, **FAILING,
                                         **LOSS, "failures": {**FAILURES, "on_down": "hold"}},
+    # A batch's query lost at a down server leaves its ask to the timeout; jobs sent to a down server (with latency).
+    **{f"batch_sqd_fail_{mode}_batches_d3": {"policy": "batch_sqd", "d": 2, **FAILING, "dispatchers": 3,
+                                              "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0},
+                                              "failures": {**FAILURES, "on_down": mode}} for mode in ("hold", "lose")},
+    # 200 dispatchers' lists for 60 servers run out of room during updates, decided at the timer and at the timeout.
+    "jbt_reset_loss_lists_d200": {"policy": "jbt", "d": 2, "period": 0.5, "reset": True, "servers": 60,
+                                  "dispatchers": 200, "loss": 0.02, "timeout": 0.5},
+    # Long down periods: a server's queue grows while it is down, and JSQ-push tells its length at recovery.
+    "jsq_push_fail_hold_long_down_d2": {"policy": "jsq_push", **FAILING, "load": 0.5, "dispatchers": 2,
+                                        "failures": {"up": {"kind": "exponential", "mean": 20.0},
+                                                     "down": {"kind": "exponential", "mean": 8.0}, "on_down": "hold"}},
+    "batch_sqd_water_fail_hold_loss": {"policy": "batch_sqd", "d": 2, "fill": "water", **FAILING, **LOSS,
+                                       "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0},
+                                       "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 
@@ -385,8 +399,7 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
         # Lost messages with latency (the timeout's ties with deterministic latency); at zero latency too
         # under the policies that send no ask, and failing servers.
         for name, fault in FAULTS.items():
-            if latency is None and (fault["policy"] in SENDING
-                                    or (fault["policy"] == "jiq" and "d" in fault and fault.get("loss", 0) > 0)):
+            if latency is None and fault["policy"] in SENDING:
                 continue
             out[f"{name}/{latency_name}"] = {"servers": 20, "load": 0.9, "jobs": 5000, "seed": 11, **fault,
                                              "latency": latency}

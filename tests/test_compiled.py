@@ -260,18 +260,10 @@ def test_a_trace_replays_identically(tmp_path: Path) -> None:
 
 
 def test_what_is_not_compiled_runs_on_simpy() -> None:
-    # JBT-d's timer asks outside a dispatch: its faults at zero latency run on SimPy (JSQ's, asked in its dispatch,
-    # run compiled: the equivalence cases; JBT-d's failing servers with latency too).
-    instant = emulator.simulate("jbt", servers=4, jobs=200, engine="compiled", loss=0.1, timeout=1.0)
-    assert instant["engine"] == "simpy"  # lost messages at zero latency
-    failing = emulator.simulate("jbt", servers=4, jobs=200, engine="compiled", timeout=1.0,
-                                failures={"up": {"kind": "exponential", "mean": 50.0},
-                                          "down": {"kind": "exponential", "mean": 1.0}})
-    assert failing["engine"] == "simpy"
-    # JIQ-SQ(d)'s idle servers ask the dispatchers outside a dispatch too: their lost messages at zero latency.
-    asking = emulator.simulate("jiq", d=2, dispatchers=3, servers=4, jobs=200, engine="compiled", timeout=1.0,
-                               loss=0.1)
-    assert asking["engine"] == "simpy"
+    # A batch whose ask its timeout decides reaches its servers in one step: batch SQ(d)'s lost messages at zero
+    # latency (JBT-d's, JIQ-SQ(d)'s, LSQ's and JSQ-push's faults run compiled: tests/test_compiled_faults.py).
+    batch = emulator.simulate("batch_sqd", d=2, servers=4, jobs=200, engine="compiled", timeout=1.0, loss=0.1)
+    assert batch["engine"] == "simpy"
     # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
     assert several["engine"] == "compiled"

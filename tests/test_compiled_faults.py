@@ -53,15 +53,40 @@ def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
     assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
-@pytest.mark.parametrize("policy", [{"name": "jbt", "d": 2, "period": 2.0}, {"name": "lsq", "d": 2},
-                                    {"name": "jsq_push"}], ids=str)
-def test_failing_servers_run_compiled_with_latency(policy: dict[str, Any]) -> None:
-    """With latency: JBT-d's thresholds are lost at a down server and the arrival hooks of its jobs from lists run at
-    its recovery (`compiled.recovery`); LSQ's queries are lost there; JSQ-push tells its length at recovery. At
-    zero latency (asks outside a dispatch, or one index for every dispatcher): SimPy."""
-    assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2) is None
-    assert reason(policy, failures=FAILURES, latency=LATENCY) is None
-    assert "servers fail" in (reason(policy, failures=FAILURES) or "")
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_jsq_push_faults_run_compiled(options: dict[str, Any]) -> None:
+    """With faults each dispatcher keeps the lengths it was told, at zero latency too, and JSQ-push tells its length
+    at recovery."""
+    assert reason({"name": "jsq_push"}, dispatchers=2, **options) is None
+
+
+def test_jsq_push_indexes_with_faults_are_bounded() -> None:
+    """With faults at zero latency each of D dispatchers keeps an index of its own: D x N ids, bounded as with
+    latency (one index of the true lengths serves them all without faults)."""
+    data = scenario_dict({"name": "jsq_push"}, servers=900_000, dispatchers=5, jobs=100)
+    data["network"] = {"loss": 0.1, "timeout": 1e-6}  # (within the run's length at N = 900,000)
+    point = emulator.Scenario.from_dict(data).points()[0]
+    assert "D x N = 4,500,000" in (compiled.supports(point, point.policies[0]) or "")
+
+
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_lsq_faults_run_compiled(options: dict[str, Any]) -> None:
+    """LSQ's queries each refresh one estimate: at zero latency each round trip is answered at once or never (its
+    timeout changes nothing), lost at a down server too; with latency its queries are lost there."""
+    assert reason({"name": "lsq", "d": 2}, dispatchers=2, **options) is None
+
+
+@pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
+                                     {"failures": FAILURES, "loss": 0.1, "latency": LATENCY}], ids=str)
+def test_jbt_faults_run_compiled(options: dict[str, Any]) -> None:
+    """JBT-d's update asks from its timer: at zero latency the kernel answers it at once, or decides it at its
+    timeout, and the thresholds reach the servers up within that step (`compiled.policies.jbt`); with latency its
+    thresholds are lost at a down server and the arrival hooks of its jobs from lists run at its recovery
+    (`compiled.recovery`)."""
+    for policy in ({"name": "jbt", "d": 2, "period": 2.0}, {"name": "jbt", "d": 2, "period": 2.0, "reset": True}):
+        assert reason(policy, dispatchers=3, **options) is None
 
 
 def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
@@ -70,6 +95,13 @@ def test_jiq_sqd_servers_that_ask_dispatchers_fail_compiled() -> None:
     (`compiled.recovery`)."""
     assert reason({"name": "jiq", "d": 2}, failures=LOSING, dispatchers=3) is None
     assert reason({"name": "jiq", "d": 2}, failures=FAILURES, loss=0.1, latency=LATENCY, dispatchers=3) is None
+
+
+@pytest.mark.parametrize("failures", [None, FAILURES], ids=str)
+def test_jiq_sqd_lost_messages_at_zero_latency_run_compiled(failures: dict[str, Any] | None) -> None:
+    """An idle server's ask of d dispatchers is answered at once, or its timeout decides, and a server down then
+    sends no token (`compiled.policies.jiq`, `compiled.faults.asked`)."""
+    assert reason({"name": "jiq", "d": 2}, failures=failures, loss=0.1, dispatchers=3) is None
 
 
 def test_jsq_sparse_updates_lost_at_zero_latency_run_compiled() -> None:
@@ -91,3 +123,13 @@ def test_jsq_sparse_failing_servers_run_compiled(feedback: dict[str, Any]) -> No
     """A down server skips its turn to update, which its timer hook sees (`compiled.policies.common.server_up`)."""
     assert reason({"name": "jsq_sparse", **feedback}, failures=FAILURES, dispatchers=2) is None
     assert reason({"name": "jsq_sparse", **feedback}, failures=LOSING, loss=0.1, latency=LATENCY) is None
+
+
+def test_batch_sqd_failing_servers_run_compiled_with_latency() -> None:
+    """The batch's ask is a record with latency, its query lost at a down server left to the timeout; at zero
+    latency a timeout that decides sends a batch of jobs in one step, which the kernel does not: SimPy."""
+    batches = {"kind": "batch_poisson", "mean_batch": 3.0}
+    policy = {"name": "batch_sqd", "d": 2}
+    assert reason(policy, failures=FAILURES, latency=LATENCY, arrivals=batches) is None
+    assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2, arrivals=batches) is None
+    assert "servers fail" in (reason(policy, failures=FAILURES, arrivals=batches) or "")

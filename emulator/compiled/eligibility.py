@@ -94,11 +94,11 @@ def _faults_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | 
     Lost messages at zero latency run compiled where the compiled form says so (its
     ``instant_loss``): a policy whose messages the kernel draws the loss of and delivers
     at once (Random, round robin, JIQ), or whose asks are its dispatch's, one record each
-    (its ``ASKS``: SQ(d), JSQ, SED, SQ(d) with memory), which the kernel answers at once
-    and decides within the sender's step once every reply is in, else at the timeout
-    (`faults.answered`). Failing servers (`failing`) run compiled where the compiled form
-    says its servers may fail (its ``servers_fail``): where the arrival hook does nothing
-    and the only messages to a server are those queries (a query that reaches a down
+    (its ``ASKS``: SQ(d), JSQ, SED, SQ(d) with memory; and JBT-d's update, asked from its
+    timer), which the kernel answers at once and decides within the sender's step once
+    every reply is in, else at the timeout (`faults.answered`). Failing servers (`failing`)
+    run compiled where the compiled form says its servers may fail (its ``servers_fail``):
+    where the arrival hook does nothing and the only messages to a server are those queries (a query that reaches a down
     server is lost there: `faults.dropped`, `faults.answered`), since the kernel replays
     neither the other messages a down server loses nor the arrival hooks SimPy holds
     until it recovers (it runs the departure hook at recovery, as SimPy does).

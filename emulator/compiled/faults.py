@@ -39,7 +39,8 @@ asks: its ``ASKS``) a policy asks through a record as with latency, and the kern
 answers it at once after the hook that opened it (`answered`): each target in order
 draws its query's loss, answers if it is up, and its reply draws its own, as
 `Channel._ask_faulty` delivers them at once; with every reply in, the policy decides
-within the same step, else at the round's timeout, an event (`network.expire`).
+within the same step, else at the round's timeout, an event (`network.expire`). JBT-d's timer asks
+the same way (`asked`, from the hook): its update goes out within the timer's step or the timeout's.
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ from numba import njit
 
 from ..measure.messages import NO_REPLY
 from .core import push, push_id
-from .failing import Failing, up
+from .failing import FLAGS, UP, Failing
 from .records import take_message
 from .state import (
     A_DISPATCHERS,
@@ -79,6 +80,8 @@ from .state import (
     I_MSG_CAP,
     I_MSGS,
     I_NLOSS,
+    I_UPDATE_R,
+    I_UPDATING,
     MESSAGE,
     P_ASK_ROOM,
     P_QUERY,
@@ -191,6 +194,13 @@ def answered(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarr
     with what it holds now, and the reply is counted and draws its loss. A missing reply reads
     `NO_REPLY`; then the round's timeout is scheduled, and decides (`network.expire`).
     """
+    return asked(P, counts, length, iv, T, F.sv, failing, ask)
+
+
+@njit(cache=True, inline="always")
+def asked(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, servers: np.ndarray,
+          failing: bool, ask: int) -> bool:
+    """`answered`, with the failing servers' rows (``servers``: `failing.Failing.sv`, or a hook's ``T.failing``)."""
     asks = T.asks
     n = asks[ask, A_N]
     kind = P[P_QUERY]
@@ -201,7 +211,7 @@ def answered(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarr
         counts[kind] += 1
         if lost(counts, iv, T, kind):
             missing += 1
-        elif failing and not asks[ask, A_DISPATCHERS] and not up(F, target):  # lost at the down server
+        elif failing and not asks[ask, A_DISPATCHERS] and servers[target, FLAGS] & UP == 0:  # lost at the down server
             counts[len(counts) // 2 + kind] += 1
             missing += 1
         else:
@@ -283,3 +293,12 @@ def _free(T: Tools, iv: np.ndarray, ask: int) -> None:
     T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
     iv[I_ASK_FREE] = ask
     iv[I_ASKS] -= 1
+
+
+@njit(cache=True, inline="always")
+def update_done(iv: np.ndarray, asking: bool) -> bool:
+    """A threshold update that stopped for list room is done (``iv[I_UPDATING]`` -1): whether the timer is to wait
+    again. Not if its ask's timeout decided it (``asking``: JBT-d at zero latency with faults, ``iv[I_UPDATE_R]``
+    then -1 - r): the timer waits already."""
+    iv[I_UPDATING] = -1
+    return not (asking and iv[I_UPDATE_R] < 0)

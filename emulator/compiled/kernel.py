@@ -159,8 +159,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     if iv[I_UPDATING] >= 0:  # a timer step reaches the rest of the servers, then the timer waits again
         if not timer(P, Q, counts, length, rng, ubuf, iv, T, iv[I_UPDATING] >= 0):  # True; a constant compiles it anew
             return NEED_LISTS
-        iv[I_UPDATING] = -1
-        push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], TIMER)
+        if faults.update_done(iv, asking):  # the timer waits again (not if its ask's timeout decided the update)
+            push(heap, iv, fv[F_NOW] + Q[Q_PERIOD], TIMER)
     while True:
         # What reaches a server in this step, if anything: a job slot, the server, via a list.
         slot, sid, via_list = -1, -1, False
@@ -263,8 +263,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             waiting = iv[I_SRC] == 0  # the source's timeout is pending
             if iv[I_HEAP] == 0 and not waiting:
                 return EMPTY
-            if budget <= 0:
-                return PAUSE
+            if budget <= 0 or (asking and iv[I_UPDATING] >= 0):  # (or an update its timeout decided goes on)
+                return PAUSE if budget <= 0 else NEED_LISTS
             if waiting:  # the source's timeout is next if it comes first in (time, id) order
                 due = fv[F_ARRIVAL]
                 if iv[I_HEAP] == 0 or due < heap[0] or (due == heap[0] and float(iv[I_ARRIVAL_EID]) < heap[1]):

@@ -61,12 +61,15 @@ def form_features(name: str) -> tuple[bool, bool]:
 
 def instant_asks(point: Point, policy: ResolvedPolicy) -> bool:
     """Whether the event kernel asks through records at zero latency (`faults.INSTANT`): faults (lost messages or
-    failing servers) under a compiled policy that asks servers (its module's ``ASKS``), whose asks then wait for
-    replies that may not come, as `Channel.ask` makes them."""
+    failing servers) under a compiled policy that asks servers (its module's ``ASKS``, or ``ASKS(config, point)``
+    where that depends on its options), whose asks then wait for replies that may not come, as `Channel.ask` makes
+    them."""
     from .policies import module
 
     network = point.scenario.network
-    return (network.latency.mean == 0 and (network.loss > 0 or point.scenario.system.failures is not None)
-            and getattr(module(policy.name), "ASKS", False))
+    if network.latency.mean != 0 or (network.loss == 0 and point.scenario.system.failures is None):
+        return False
+    asks = getattr(module(policy.name), "ASKS", False)
+    return bool(asks(policy.config, point) if callable(asks) else asks)
 
 

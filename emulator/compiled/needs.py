@@ -122,14 +122,19 @@ def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_total
 def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, j_next: np.ndarray, code: int,
           failing: bool, asking: bool, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
     """Before the event ``code`` at the heap's top: the draws and list room of a timer or a departure, and
-    (``asking``) the occupancy room of the job an ask's timeout sends to its server now."""
+    (``asking``) the occupancy room of the job an ask's timeout sends to its server now, or the list room of the
+    token it sends (JIQ-SQ(d))."""
     kind = code & 3
     if asking and kind == MESSAGE and P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
         return NEED_OCCUPANCY
+    if asking and failing and kind == TIMER and code >= 4 and P[P_INDEX] != 0:  # (JSQ-push: at its recovery
+        server = ((code >> 2) - 1) >> 1  # a server tells a length that grew while it was down: a level for it)
+        if length[server] + 2 >= iv[I_LEVEL_CAP]:
+            return NEED_LEVELS
     if kind == TIMER and code < 4 and P[P_CHOICE_AT_TIMER] > 0 and iv[I_CHOICE] == 0:
         return choice(iv, P[P_N], P[P_CHOICE_AT_TIMER])
     departure = kind == SERVICE_END or kind == POOL_END
-    if P[P_LISTS_AT_DEPARTURE] != 0 and (departure or (failing and kind == TIMER)):
+    if P[P_LISTS_AT_DEPARTURE] != 0 and (departure or (failing and kind == TIMER) or (asking and kind == MESSAGE)):
         if not list_room(iv, lists):
             return NEED_LISTS  # e.g. a token or a report after the departure
         if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most

@@ -61,7 +61,9 @@ def in_suite(key: str, options: dict[str, Any]) -> bool:
     if options.get("time") == "slotted":
         return policy in SAMPLED["slotted"]
     if options.get("failures") is not None or (options.get("loss", 0) > 0 and not latent):
-        return policy in SAMPLED["faults"]
+        # (JIQ-SQ(d)'s lost messages at zero latency take a kernel of their own: its asks through records)
+        return policy in SAMPLED["faults"] and not (policy == "jiq" and "d" in options and not latent
+                                                    and options.get("loss", 0) > 0)
     return True
 
 

@@ -61,6 +61,13 @@ def supports(config: BatchSQDConfig, point: Any) -> str | None:
     return None
 
 
+def servers_fail(config: BatchSQDConfig, point: Any) -> bool:
+    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where the batch's ask is
+    a record whose query lost at a down server leaves it to its timeout (`faults.dropped`), and its servers have no
+    hooks; not at zero latency, where a batch its timeout decides would reach its servers in one step of many jobs."""
+    return point.scenario.network.latency.mean != 0
+
+
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:

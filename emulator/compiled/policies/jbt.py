@@ -9,8 +9,9 @@ from numba import njit
 
 from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
+from .. import faults
 from ..core import id_add, id_clear, id_clear_chained, list_room, sample
-from ..network import open_ask, posted, query_all, send
+from ..network import close_ask, open_ask, posted, query_all, send
 from ..recovery import to_server
 from ..state import (
     I_INIT,
@@ -26,8 +27,9 @@ from ..state import (
     Q_PARAMS,
 )
 from ..tools import Description, Tools, needs_choice
-from .common import list_dispatch, random_dispatcher, round_trips
+from .common import list_dispatch, random_dispatcher, round_trips, server_up
 
+ASKS = True  # at zero latency with faults its update's ask goes through a record (`faults.INSTANT`)
 PARAMS = frozenset({"d", "period", "below", "reports", "rereport", "recheck", "reset", "initial_threshold"})
 D, STRICT, REREPORT, RECHECK, RESET, WEIGHTED, CHAINED = (P_PARAMS + i for i in range(7))
 TOP = Q_PARAMS  # max(weights): rejection sampling by speed (JBTG-d)
@@ -43,15 +45,17 @@ def describe(config: JBTConfig, point: Any, speeds: np.ndarray) -> Description:
     weighted = len(speeds) > 1  # JBTPolicy.weights
     # With latency (or reports held for later slots) and reset, a report still on its way when the
     # lists are cleared (and the server told it is no longer listed) can list a server twice, in one list or two:
-    # then the lists keep each id once, as IdList.add does (`core.id_add`, chained).
-    system = point.scenario.system
-    late = point.scenario.network.latency.mean != 0 or (system.slot is not None and system.slot.pull_delay > 0)
+    # then the lists keep each id once, as IdList.add does (`core.id_add`, chained). So can a lost clearing,
+    # which leaves its dispatcher's ids listed.
+    system, network = point.scenario.system, point.scenario.network
+    late = network.latency.mean != 0 or network.loss > 0 or (system.slot is not None and system.slot.pull_delay > 0)
     chained = late and config.reset
     return Description(
         ints=[d, config.below == "lt", config.rereport, config.recheck, config.reset, weighted, chained],
         floats=[float(speeds.max())],
         period=config.period, choice_at_timer=d if needs_choice(point.servers, d, False) else 0,
         lists=True, listed=True, lists_at_arrival=True, lists_at_departure=True, chained=chained, ask_width=d,
+        messages_per_step=2 * d,  # (zero latency with faults: the update's ask draws 2d losses in its broadcast's step)
         # The kernel's integers are int64: a threshold above every reachable length is any such one.
         threshold=min(config.initial_threshold, total + 1), sample=d)
 
@@ -144,34 +148,78 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
     The servers learn it one by one, from ``iv[I_UPDATING]`` on; False if it stopped
     for list room (``resume`` goes on from there).
     """
-    if P[P_LATENT]:  # ask d servers; the update goes out when they answer (`replied`)
+    if P[P_LATENT] == faults.INSTANT and not resume:  # zero latency with faults: asked now, or at its timeout
+        ask = open_ask(T, iv, -1, 0, P[D], 0, False)
+        sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.choice)
+        if not faults.asked(P, counts, length, iv, T, T.failing, len(T.failing) == P[P_N], ask):  # (N rows: failing)
+            return True  # a reply is missing: the ask's timeout decides (`replied`)
+        r = _smallest(P, T, ask)
+        close_ask(T, iv, ask)
+        _begin(P, counts, iv, T, r)
+    elif P[P_LATENT] == 1:  # ask d servers; the update goes out when they answer (`replied`)
         ask = open_ask(T, iv, -1, 0, P[D], 0, False)
         sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.choice)
         query_all(P, counts, iv, T, ask)
         return True
-    if not resume:
+    elif not resume:
         n, d = P[P_N], P[D]
         sample(rng, ubuf, iv, n, d, False, T.picked, T.choice)
         round_trips(P, counts, d)
         r = length[T.picked[0]]
         for j in range(1, d):
             r = min(r, length[T.picked[j]])
-        if P[RESET] != 0:
-            # Dispatcher 0 clears its list, then sends each other one a threshold message,
-            # which (zero latency) clears its list at once. (Chained lists where reports are held.)
-            for dispatcher in range(P[P_D]):
+        _begin(P, counts, iv, T, r)
+    return _broadcast(P, counts, length, rng, ubuf, iv, T)
+
+
+@njit(cache=True, inline="always")
+def _smallest(P: np.ndarray, T: Tools, ask: int) -> int:
+    """The smallest of ``ask``'s replies (`NO_REPLY` if none came)."""
+    replies = T.replies[ask]
+    r = replies[0]
+    for j in range(1, P[D]):
+        r = min(r, replies[j])
+    return r
+
+
+@njit(cache=True, inline="always")
+def _begin(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, r: int) -> None:
+    """Zero latency: r is set; with reset, dispatcher 0 clears its list, then sends each other one a threshold
+    message, which clears its list at once unless it is lost (`faults.lost`). The servers learn it next."""
+    if P[RESET] != 0:  # (chained lists where reports are held)
+        kind = P[P_THRESHOLD_KIND]
+        _clear(P, iv, T, 0)
+        for dispatcher in range(1, P[P_D]):
+            counts[kind] += 1
+            if not faults.lost(counts, iv, T, kind):
                 _clear(P, iv, T, dispatcher)
-            counts[P[P_THRESHOLD_KIND]] += P[P_D] - 1
-        iv[I_UPDATE_R] = r
-        iv[I_UPDATING] = 0
+    iv[I_UPDATE_R] = r
+    iv[I_UPDATING] = 0
+
+
+@njit(cache=True, inline="always")
+def _broadcast(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ubuf: np.ndarray,
+               iv: np.ndarray, T: Tools) -> bool:
+    """Zero latency: every server from ``iv[I_UPDATING]`` on learns r at once; False if it stopped for list room.
+
+    With faults (`faults.INSTANT`) each threshold draws its loss, and is lost at a server that is
+    down, as `Channel._post` loses it. An update its ask's timeout decided keeps -1 - r in
+    ``iv[I_UPDATE_R]`` (`faults.update_done`: its timer waits already).
+    """
     r = iv[I_UPDATE_R]
+    if r < 0:
+        r = -1 - r
+    kind = P[P_THRESHOLD_KIND]
+    instant = P[P_LATENT] == faults.INSTANT
     reset = P[RESET] != 0
     recheck = P[RECHECK] != 0 or reset
     for sid in range(iv[I_UPDATING], P[P_N]):
         if recheck and not list_room(iv, T.lists):  # this server's check may list it: room first
             iv[I_UPDATING] = sid
             return False
-        counts[P[P_THRESHOLD_KIND]] += 1
+        counts[kind] += 1
+        if instant and (faults.lost(counts, iv, T, kind) or _lost_at(counts, T, kind, sid)):
+            continue
         T.threshold[sid] = r
         if reset:
             T.listed[sid] = 0
@@ -181,15 +229,28 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
     return True
 
 
+@njit(cache=True, inline="always")
+def _lost_at(counts: np.ndarray, T: Tools, kind: int, sid: int) -> bool:
+    """Whether a message of ``kind`` reaching server ``sid`` now is lost there (it is down): counted lost if so."""
+    if server_up(T, sid):
+        return False
+    counts[len(counts) // 2 + kind] += 1
+    return True
+
+
 @njit(cache=True)  # once per update: not inlined, to keep compilation short
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
-    """With latency: the sampled lengths are in; r is the smallest, told to every server as a message."""
-    replies = T.replies[ask]
-    r = replies[0]
-    for j in range(1, P[D]):
-        r = min(r, replies[j])
+    """With latency: the sampled lengths are in; r is the smallest, told to every server as a message. At zero
+    latency with faults, the ask's timeout came: the servers learn r at once (`_broadcast`, which the kernel's next
+    call resumes if it stopped for list room)."""
+    r = _smallest(P, T, ask)
     if r == NO_REPLY:  # no reply came back in time (faults): the threshold stays as it is
+        return -1, False
+    if P[P_LATENT] == faults.INSTANT:
+        _begin(P, counts, iv, T, r)
+        iv[I_UPDATE_R] = -1 - r  # the timer waits already (`faults.update_done`)
+        _broadcast(P, counts, length, rng, ubuf, iv, T)
         return -1, False
     kind = P[P_THRESHOLD_KIND]
     if P[RESET] != 0:  # dispatcher 0 clears its own list; each other one when its message arrives
@@ -213,10 +274,16 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         _clear(P, iv, T, a)
 
 
+def instant_loss(config: JBTConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, its update's ask is
+    answered at once or decided at its timeout (``ASKS``: `faults.asked`), and its thresholds, clearings and reports
+    draw their loss when sent and are delivered at once, as `Channel._post` does."""
+    return True
+
+
 def servers_fail(config: JBTConfig, point: Any) -> bool:
-    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where its update asks
-    the servers through records (a query lost at a down server: `faults.dropped`), its thresholds are lost at a
-    down server (`recovery.reaches`), and the arrival hooks of the jobs from lists that reached a down server run at
-    its recovery (`recovery.held`); not at zero latency, where the update's ask would wait for a timeout outside a
-    dispatch."""
-    return point.scenario.network.latency.mean != 0
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes. Its update asks the servers
+    through records (a query lost at a down server: `faults.dropped`, `faults.asked`), its thresholds are lost at a
+    down server (`recovery.reaches`; at zero latency `_lost_at`), and the arrival hooks of the jobs from lists that
+    reached a down server run at its recovery (`recovery.held`)."""
+    return True

@@ -8,8 +8,9 @@ import numpy as np
 from numba import njit
 
 from ...policies.jiq import JIQConfig
+from .. import faults
 from ..core import id_add, list_room, sample, shortest
-from ..network import open_ask, posted, query_all, send
+from ..network import close_ask, open_ask, posted, query_all
 from ..state import (
     A_TAG,
     I_CHOICE,
@@ -25,7 +26,7 @@ from ..state import (
     POLICY_MESSAGE,
 )
 from ..tools import Description, Tools, needs_choice
-from .common import list_dispatch, nothing_on_arrive, nothing_timer, random_dispatcher, round_trips
+from .common import list_dispatch, nothing_on_arrive, nothing_timer, random_dispatcher, round_trips, server_up
 
 PARAMS = frozenset({"d", "memory"})
 D, MEMORY = P_PARAMS, P_PARAMS + 1  # D: JIQ-SQ(d)'s d (-1: JIQ-Random); MEMORY: -1 unbounded
@@ -45,13 +46,21 @@ def describe(config: JIQConfig, point: Any, speeds: np.ndarray) -> Description:
     # With latency JIQ-SQ(d)'s first tokens are N asks of d dispatchers each, all at time 0.
     return Description(ints=[d, memory], lists=True, chained=not one_list, listed=one_list,
                        lists_at_departure=True, sample=max(d, 2), ask_width=max(d, 1),
-                       asks_per_step=n if sqd else 1, messages_per_step=n * d if sqd else 0,
+                       # (zero latency with loss: the N first tokens' asks draw 2d losses each at time 0)
+                       asks_per_step=n if sqd else 1, messages_per_step=2 * n * d if sqd else 0,
                        choice_at_departure=choice)
 
 
+def ASKS(config: JIQConfig, point: Any) -> bool:  # (a function: the other forms' ``ASKS`` are constants)
+    """Whether its asks go through records at zero latency with faults (`faults.INSTANT`): JIQ-SQ(d)'s idle servers'
+    with several dispatchers and lost messages, whose replies may not come (with failing servers alone each comes at
+    once: the server that asks is up, and dispatchers never fail)."""
+    return config.d is not None and point.scenario.system.dispatchers > 1 and point.scenario.network.loss > 0
+
+
 @njit(cache=True, inline="always")
-def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools,
-           sid: int) -> None:
+def _token(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray,
+           T: Tools, sid: int) -> None:
     """`JIQPolicy._send_token` and `_token`.
 
     With one dispatcher an id is in its one list or in none: the ``listed`` flag says
@@ -62,6 +71,13 @@ def _token(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: 
     count = T.count
     if d < 0 or dispatchers == 1:
         target = random_dispatcher(P, rng, ubuf, iv)
+    elif P[P_LATENT] == faults.INSTANT:  # zero latency with loss: the replies in now, or the timeout decides
+        ask = open_ask(T, iv, -1, 0, d, sid, True)
+        sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.choice)
+        if not faults.asked(P, counts, length, iv, T, T.failing, False, ask):  # (the dispatchers never fail)
+            return  # `replied`
+        target = T.targets[ask, shortest(T.replies[ask], d, rng, ubuf, iv)]
+        close_ask(T, iv, ask)
     elif P[P_LATENT]:  # ask d dispatchers how long their I-queues are; the token goes when they answer
         ask = open_ask(T, iv, -1, 0, d, sid, True)
         sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.choice)
@@ -103,9 +119,14 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 @njit(cache=True, inline="always")
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
-    """JIQ-SQ(d) with latency: the I-queue lengths are in; the token goes to the shortest."""
+    """JIQ-SQ(d) with latency: the I-queue lengths are in; the token goes to the shortest. At zero latency with loss
+    the ask's timeout came: the token goes at once, unless the server that asked is down (`Channel._ask_faulty`)."""
+    sid = T.asks[ask, A_TAG]
+    if P[P_LATENT] == faults.INSTANT and not server_up(T, sid):
+        return -1, False
     target = T.targets[ask, shortest(T.replies[ask], P[D], rng, ubuf, iv)]
-    send(counts, iv, T, P[P_IDLE], IDLE, target, T.asks[ask, A_TAG], 0)
+    if not posted(P, counts, iv, T, P[P_IDLE], IDLE, target, sid, 0):
+        _add(P, T, iv, target, sid)
     return -1, False
 
 
@@ -120,7 +141,7 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     if length[sid] == 0:
-        _token(P, counts, rng, ubuf, iv, T, sid)
+        _token(P, counts, length, rng, ubuf, iv, T, sid)
 
 
 @njit(cache=True)  # rare: not inlined, to keep compilation short
@@ -138,7 +159,7 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
             iv[I_INIT] = sid
             iv[I_CHOICE], iv[I_CHOICE_N], iv[I_CHOICE_K] = -1, P[P_D], P[P_CHOICE_AT_DEPARTURE]
             return False
-        _token(P, counts, rng, ubuf, iv, T, sid)
+        _token(P, counts, length, rng, ubuf, iv, T, sid)
     iv[I_INIT] = -1
     return True
 
@@ -147,14 +168,16 @@ on_arrive, timer = nothing_on_arrive, nothing_timer
 
 
 def instant_loss(config: JIQConfig, point: Any) -> bool:
-    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): JIQ-Random's, whose
-    tokens it draws the loss of and delivers at once; not JIQ-SQ(d)'s asks."""
-    return config.d is None or point.dispatchers == 1
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, its tokens draw their
+    loss when sent and are delivered at once, and JIQ-SQ(d)'s asks are answered at once or decided at their timeout
+    (`ASKS`, `faults.asked`)."""
+    return True
 
 
 def servers_fail(config: JIQConfig, point: Any) -> bool:
     """Whether the kernel runs its failing servers (`eligibility.supports`): yes. JIQ-Random's tokens go to
     dispatchers; JIQ-SQ(d)'s servers ask the dispatchers, at zero latency only while up, the replies in at once
-    (with loss, `instant_loss` says no), and with latency a reply that reaches a down server is lost there, and
-    a server down when its round trip ends sends no token (`recovery.arrive`, `recovery.asker_up`)."""
+    (with loss, a server down at its ask's timeout sends nothing: `replied`), and with latency a reply that
+    reaches a down server is lost there, and a server down when its round trip ends sends no token
+    (`recovery.arrive`, `recovery.asker_up`)."""
     return True

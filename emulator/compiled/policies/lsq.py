@@ -20,14 +20,16 @@ from numba import njit
 
 from ...measure.messages import NO_REPLY
 from ...policies.lsq import LSQConfig
+from .. import faults
 from ..core import sample
 from ..network import open_ask, query
-from ..state import A_DISPATCHER, A_TAG, I_LEVELS, P_D, P_LATENT, P_N, P_PARAMS
+from ..state import A_DISPATCHER, A_TAG, I_LEVELS, P_D, P_LATENT, P_N, P_PARAMS, P_QUERY, P_REPLY
 from ..tools import Description, Tools, needs_choice
-from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
+from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips, server_up
 from .jsq import index_set_of, indexes_too_large, pick_of
 
 PARAMS = frozenset({"d"})
+ASKS = True  # at zero latency with faults the kernel checks the loss draws' room before each job (`faults.room`)
 D = P_PARAMS
 
 
@@ -50,22 +52,44 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     picked = T.picked
     if d < n:
         sample(rng, ubuf, iv, n, d, False, picked, T.choice)
-    if P[P_LATENT]:  # one ask per server; each reply refreshes its estimate when it comes (`replied`)
+    if P[P_LATENT] == 1:  # one ask per server; each reply refreshes its estimate when it comes (`replied`)
         for j in range(d):
             sid = j if d == n else picked[j]
             ask = open_ask(T, iv, -1, dispatcher, 1, sid, False)
             T.targets[ask, 0] = sid
             query(P, counts, iv, T, ask, 0)
     else:  # every server queried (d = N) needs no draw
-        round_trips(P, counts, d)
+        instant = P[P_LATENT] == faults.INSTANT  # zero latency with faults: each round trip now (`_answered`)
+        if not instant:
+            round_trips(P, counts, d)
         for j in range(d):
             sid = j if d == n else picked[j]
-            index_set_of(T, iv, indexes, dispatcher, estimate, sid, length[sid])
+            if not instant or _answered(P, counts, iv, T, sid):
+                index_set_of(T, iv, indexes, dispatcher, estimate, sid, length[sid])
     sid = pick_of(rng, ubuf, iv, T, indexes, dispatcher)
     index_set_of(T, iv, indexes, dispatcher, estimate, sid, estimate[sid] + 1)
-    if indexes > 1 and not P[P_LATENT] and length[sid] + 1 >= iv[I_LEVELS]:  # it arrives now: a level for it
+    if indexes > 1 and P[P_LATENT] != 1 and length[sid] + 1 >= iv[I_LEVELS]:  # it arrives now: a level for it
         iv[I_LEVELS] = length[sid] + 2
     return sid, False
+
+
+@njit(cache=True, inline="always")
+def _answered(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> bool:
+    """Zero latency with faults: `Channel._ask_faulty` of server ``sid`` alone, now; True if its reply came.
+
+    Its query is counted and draws its loss, is lost at the server if it is down, and its
+    reply is counted and draws its loss. Without a reply the ask's timeout would read
+    `NO_REPLY` and leave the estimate as it is: it changes nothing, so it is no event here
+    (the events that are keep their order).
+    """
+    counts[P[P_QUERY]] += 1
+    if faults.lost(counts, iv, T, P[P_QUERY]):
+        return False
+    if not server_up(T, sid):  # lost at the down server
+        counts[len(counts) // 2 + P[P_QUERY]] += 1
+        return False
+    counts[P[P_REPLY]] += 1
+    return not faults.lost(counts, iv, T, P[P_REPLY])
 
 
 @njit(cache=True, inline="always")
@@ -82,8 +106,13 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 on_arrive, on_depart, initialise, timer = nothing_on_arrive, nothing_on_depart, nothing_initialise, nothing_timer
 
 
+def instant_loss(config: LSQConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, each round trip is
+    answered at once or never (`_answered`)."""
+    return True
+
+
 def servers_fail(config: LSQConfig, point: Any) -> bool:
-    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where its queries ask through
-    records, and one lost at a down server leaves the estimate as it was (`faults.dropped`); not at zero latency, where
-    each query's timeout is an event of its own."""
-    return point.scenario.network.latency.mean != 0
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes, a query lost at a down server
+    leaves the estimate as it was (with latency `faults.dropped`, at zero latency `_answered`)."""
+    return True
