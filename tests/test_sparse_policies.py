@@ -25,9 +25,17 @@ RESPONSE = ("mean_response", "mean_wait", "prob_wait", "p50_response", "p90_resp
 EXP = {"kind": "exponential", "mean": 0.05}
 
 
-def run(policy: str, seed: int, **options: Any) -> dict[str, Any]:
+def run(policy: str, seed: int, engine: str = "simpy", **options: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {"servers": 10, "load": 0.9, "jobs": 20_000, "warmup_jobs": 2_000, **options}
-    return emulator.simulate(policy, seed=seed, engine="simpy", **settings)
+    row = emulator.simulate(policy, seed=seed, engine=engine, **settings)
+    assert row["engine"] == engine, f"{policy}: the engine asked for did not run"
+    return row
+
+
+# The statistical checks' long runs go to the compiled engine, whose rows are SimPy's, seed for seed, for
+# these policies at zero latency (their cases in `tests/test_compiled.py`, on kernels the suite builds ahead):
+# the same numbers in a fraction of the time.
+LONG_RUNS = "compiled"
 
 
 def same_responses(a: dict[str, Any], b: dict[str, Any]) -> bool:
@@ -126,10 +134,10 @@ def test_jsq_sparse_updates_per_job_are_the_update_rate_over_the_arrival_rate(
 
 def test_jsq_sparse_tends_to_jsq_as_updates_become_continuous() -> None:
     seeds = range(1, 6)
-    jsq = [run("jsq", seed)["mean_response"] for seed in seeds]
+    jsq = [run("jsq", seed, LONG_RUNS)["mean_response"] for seed in seeds]
     gaps = []
     for period in (1.0, 0.1, 0.01):
-        rows = [run("jsq_sparse", seed, period=period)["mean_response"] for seed in seeds]
+        rows = [run("jsq_sparse", seed, LONG_RUNS, period=period)["mean_response"] for seed in seeds]
         gaps.append(interval([a - b for a, b in zip(rows, jsq, strict=True)]))
     assert gaps[0][0] > gaps[1][0] > gaps[2][0]
     # At period 0.01 a bound is refreshed every 0.09 arrivals: within 1% of JSQ's mean at the upper end.
@@ -192,7 +200,7 @@ def exact_sqd1_memory1(lam: float, levels: int = 80) -> float:
 
 def test_sqd_memory_matches_its_exact_chain_on_two_servers() -> None:
     exact = exact_sqd1_memory1(0.8)
-    rows = [run("sqd_memory", seed, servers=2, load=0.8, d=1, m=1, jobs=100_000, warmup_jobs=5_000)
+    rows = [run("sqd_memory", seed, LONG_RUNS, servers=2, load=0.8, d=1, m=1, jobs=100_000, warmup_jobs=5_000)
             for seed in range(1, 11)]
     mean, half = interval([row["mean_response"] for row in rows])
     assert abs(mean - exact) <= half
