@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-
 from helpers.equivalence import contract_systems
 
 from emulator.contract import policy_checks, same_on_both_engines
