@@ -298,10 +298,9 @@ def test_late_binding_d_n_is_one_central_queue_and_d_1_random_routing() -> None:
     for d = 1, as random routing's check.
     """
     lam, n = 0.8, 10
-    # On the compiled engine, whose rows are SimPy's (the late binding cases of tests/test_compiled.py).
-    central = replicate(900, 6, policy="late_binding", d=n, servers=n, load=lam, jobs=100_000, engine="compiled")
+    central = replicate(900, 6, policy="late_binding", d=n, servers=n, load=lam, jobs=100_000)
     check("late binding d=N", column(central, "mean_response", family=4), theory.mmn_response(n, lam))
-    random = replicate(950, 6, policy="late_binding", d=1, servers=100, load=0.7, jobs=100_000, engine="compiled")
+    random = replicate(950, 6, policy="late_binding", d=1, servers=100, load=0.7, jobs=100_000)
     check("late binding d=1", column(random, "mean_response", family=4), theory.mm1_response(0.7))
     # Systematic term of the messages: the window counts the requests of reservations queued when it
     # opens and misses those queued when it closes, about N Lq = 163 (d = 1) and lam N per busy server,
