@@ -126,7 +126,7 @@ def test_mean_response_meets_the_mean_field(lam: float, jobs: int) -> None:
     wider tolerance. Four of 100,000 jobs at 0.8 gave 1.2705 (theory 1.2647): N = 200 is about 0.5% above.
     """
     rows = replicate(11, 8, policy="redundancy", d=2, servers=200, load=lam, jobs=jobs, warmup_jobs=jobs // 5,
-                     **EXP)
+                     engine="compiled", **EXP)  # (SimPy's rows: the redundancy cases of tests/test_compiled.py)
     check(f"Red(2), N=200, load {lam}", column(rows, "mean_response", family=2), theory.redundancy_response(lam, 2))
 
 

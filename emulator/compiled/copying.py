@@ -137,7 +137,7 @@ class Arrays:
 
 
 # -- the kernel's side -------------------------------------------------------------------------
-@njit(cache=True, inline="always")
+@njit(cache=True)  # once per call of the kernel: compiled once for every kernel, not inlined in each
 def views(cp: Copies) -> Copies:
     """``cp`` with every array an `unmanaged` view: the kernel's calls pass them without reference counting."""
     return Copies(unmanaged(cp.cv), unmanaged(cp.wasted), unmanaged(cp.slots), unmanaged(cp.serving),

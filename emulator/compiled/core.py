@@ -30,14 +30,15 @@ def _voidptr_typer(typingctx: Any, address: Any) -> Any:
 _voidptr: Any = intrinsic(_voidptr_typer)  # an integer address as a void pointer
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # once per array and call of the kernel: compiled once for every kernel, not inlined in each
 def _unmanaged(a: np.ndarray) -> np.ndarray:
     """A view of ``a`` that numba does not reference-count.
 
     Numba counts references to an array at every call that passes it, with an
     atomic increment and decrement each: with the kernel's dozens of arrays, that
     cost ten times the rest of the per-job work. A view built from the raw pointer
-    has no owner to count; the caller keeps ``a`` alive for the whole call.
+    has no owner to count (its count's pointer is null, which the count's code
+    tests before any atomic operation); the caller keeps ``a`` alive for the whole call.
     """
     return carray(_voidptr(a.ctypes.data), a.shape, a.dtype)
 
@@ -54,7 +55,7 @@ else:
     unmanaged = _unmanaged
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # once per call of the kernel: compiled once for every kernel, not inlined in each
 def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray, links: np.ndarray) -> Any:
     """The hooks' `tools.Tools`, every array an `unmanaged` view, with the kernel's own ``fv``, ``heap``, job
     ``size`` and job slot links (``next``)."""
@@ -87,7 +88,7 @@ def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
     push_id(heap, iv, t, eid, code)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # large, and called at several places of every kernel: compiled once, a call per push
 def push_id(heap: np.ndarray, iv: np.ndarray, t: float, eid: float, code: int) -> None:
     """Schedule event ``code`` at time ``t`` with id ``eid``, taken earlier (`network`'s replies)."""
     i = iv[I_HEAP]
@@ -116,7 +117,7 @@ def _before(ta: float, ea: float, tb: float, eb: float) -> bool:
     return (ta < tb) | ((ta == tb) & (ea < eb))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # large, inlined twice per kernel it cost a fifth of each kernel's compilation
 def _sift_down(heap: np.ndarray, size: int, t: float, eid: float, code: float) -> None:
     """Put record (t, eid, code) at the root of the ``size`` records and move it down to its place.
 

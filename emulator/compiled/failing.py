@@ -116,7 +116,7 @@ class Periods:
         self.record.sv[sid, AT + which] = 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)  # once per call of the kernel: compiled once for every kernel, not inlined in each
 def views(F: Failing) -> Failing:
     """``F`` with every array an `core.unmanaged` view: the kernel reads them without reference counting (an
     atomic increment and decrement at each read of a field took SQ(2) with failing servers a third of its time)."""

@@ -177,6 +177,14 @@ class Source:
         self.aside = guard.Aside(self.alarm)
         Alarm(env, self._start).after(0.0, URGENT)
 
+    def draw(self) -> Dispatcher:
+        """The dispatcher of the next job, of several: the next ``split`` uniform, over equal shares or
+        ``bounds``."""
+        assert self.split is not None
+        if self.bounds is None:
+            return self.dispatchers[int(self.split() * len(self.dispatchers))]
+        return self.dispatchers[bisect_right(self.bounds, self.split())]
+
     def _start(self, _event: simpy.Event) -> None:
         """Wait for the first gap (a first job with none arrives at once)."""
         gap = next(self.gaps, None)
@@ -211,12 +219,7 @@ class Source:
                     _all_arrived(self.recent, 0, 0)  # prunes
             job_id += 1
             self.job_id = job_id
-            if split is None:
-                target = dispatchers[0]
-            elif self.bounds is None:
-                target = dispatchers[int(split() * len(dispatchers))]
-            else:
-                target = dispatchers[bisect_right(self.bounds, split())]
+            target = dispatchers[0] if split is None else self.draw()  # (one dispatcher: no call per job)
             target.receive(job)
             gap = next(gaps, None)
             if gap is None:
@@ -274,13 +277,7 @@ class BatchSource(Source):
 
     def _hand_over(self, jobs: list[Job]) -> None:
         """Send the batch to one dispatcher, drawn as `Source` draws one per job."""
-        split, dispatchers = self.split, self.dispatchers
-        if split is None:
-            target = dispatchers[0]
-        elif self.bounds is None:
-            target = dispatchers[int(split() * len(dispatchers))]
-        else:
-            target = dispatchers[bisect_right(self.bounds, split())]
+        target = self.dispatchers[0] if self.split is None else self.draw()
         for job in jobs:
             job.batch = len(jobs)
             target.receive(job)

@@ -29,8 +29,8 @@ SAMPLED = {"latency": ("jsq", "sqd", "jiq", "jbt", "jsq_push", "lor", "late_bind
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
-Every policy's cases in continuous time at zero latency (FIFO and pools) are in the suite, and every
-policy's kernel with latency (the contract's systems run it: `contract_options`). Each feature is a
+Every policy's cases in continuous time at zero latency (FIFO and pools) are in the suite, and the
+contract's systems without latency (`contract_systems`). Each feature is a
 further kernel per policy (10-20 s of CPU to compile), and each case a further test, so the suite
 runs them for a few policies, chosen so that each
 way a policy meets the feature is covered once. Latency: a policy that asks all servers and one that
@@ -88,15 +88,24 @@ def simpy_only(options: dict[str, Any]) -> bool:
     return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
 
 
+def contract_systems(policy: str) -> tuple[str, ...]:
+    """The contract's systems (`emulator.contract.SYSTEMS`) whose rows the suite compares on both engines for a
+    built-in ``policy``: those with latency for the policies of `SAMPLED` only, as the equivalence cases."""
+    from emulator.contract import SYSTEMS
+
+    latent = policy in SAMPLED["latency"]
+    return tuple(name for name, extra in SYSTEMS.items() if latent or "latency" not in extra)
+
+
 def contract_options() -> list[dict[str, Any]]:
-    """The systems `emulator.contract.same_on_both_engines` runs every built-in policy in, as case options:
-    its latency systems run each policy's kernel with latency, sampled or not (`SAMPLED`)."""
+    """The systems the suite's `emulator.contract.same_on_both_engines` runs every built-in policy in
+    (`contract_systems`), as case options."""
     from emulator.contract import POISSON, SYSTEMS, _params
     from emulator.policies import REGISTRY
 
     base = {"servers": 4, "load": 0.8, "jobs": 400, "warmup_jobs": 40, "latency": None, **POISSON}
-    return [{"policy": name, **base, **extra, **_params(cls, {**base, **extra}["servers"])}
-            for name, cls in sorted(REGISTRY.items()) for extra in SYSTEMS.values()]
+    return [{"policy": name, **base, **SYSTEMS[system], **_params(cls, {**base, **SYSTEMS[system]}["servers"])}
+            for name, cls in sorted(REGISTRY.items()) for system in contract_systems(name)]
 
 
 def kernel_cases() -> list[tuple[Any, Any]]:
