@@ -19,6 +19,7 @@ from .engine import (
     COMPILE_SECONDS,
     COMPILED,
     available,
+    draws_in_python,
     has_compiled_form,
     record,
     run,
@@ -26,5 +27,5 @@ from .engine import (
     supports,
 )
 
-__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available",
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "draws_in_python",
            "has_compiled_form", "prepare", "record", "run", "simpy_seconds", "supports"]

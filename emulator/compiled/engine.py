@@ -36,14 +36,14 @@ from ..workload.streams import BATCH, generator
 from . import state as S
 from .arrays import Jobs, OccupancyArrays, fold, measurements
 from .blocks import gap_blocks, law_blocks, size_blocks, split_blocks, uniform_blocks
-from .cost import AUTO_SECONDS, simpy_seconds
+from .cost import AUTO_SECONDS, draws_in_python, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
 from .failing import failing_periods
 from .loading import COMPILE_SECONDS, available, features, instant_asks
 from .ps import PS_FIELDS
 
-__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
-           "simpy_seconds", "supports"]
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "draws_in_python", "has_compiled_form",
+           "record", "run", "simpy_seconds", "supports"]
 
 
 def run(point: Point, policy: ResolvedPolicy, seed: int,
