@@ -53,13 +53,13 @@ VARIANTS: dict[str, dict[str, Any]] = {
 EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jiq_sqd": {"policy": "jiq", "d": 2, "dispatchers": 3},
     "jiq_memory": {"policy": "jiq", "memory": 2},
-    # 4d > D: each idle server samples its dispatchers with rng.choice (at time 0 too).
+    # 4d > D: each idle server samples its dispatchers by a partial shuffle (at time 0 too).
     "jiq_sqd_choice": {"policy": "jiq", "d": 3, "dispatchers": 4},
     "jiq_sqd_choice_pool": {"policy": "jiq", "d": 4, "dispatchers": 5, "discipline": "pool", "capacity": 3},
     "jbt_lt": {"policy": "jbt", "d": 3, "period": 3.0, "below": "lt", "rereport": False},
     "sqd_replace": {"policy": "sqd", "d": 3, "replace": True},
     "sqd_d5": {"policy": "sqd", "d": 5},
-    "sqd_d8": {"policy": "sqd", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "sqd_d8": {"policy": "sqd", "d": 8},  # 4d > N: Uniforms.sample shuffles
     "threshold_d1": {"policy": "threshold", "d": 1},
     "jsq_big": {"policy": "jsq", "servers": 200},
     "jbt_reset": {"policy": "jbt", "d": 2, "period": 2.0, "reset": True},
@@ -83,7 +83,7 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_slotted_batch": {"policy": "jsq", "time": "slotted"},
     "jbt_slotted_batch": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "reports": "crossing"},
     # Tokens and reports held for later slots (pull_delay): per job and per slot, several dispatchers,
-    # JIQ-SQ(d) (by rng.choice too), JBT-d with reset (a held report can list a server twice) and crossing.
+    # JIQ-SQ(d) (by a partial shuffle too), JBT-d with reset (a held report can list a server twice) and crossing.
     "jiq_slotted_late": {"policy": "jiq", "time": "slotted", "slot": {"pull_delay": 1}},
     "jbt_slotted_late": {"policy": "jbt", "d": 2, "period": 3.0, "time": "slotted", "slot": {"pull_delay": 2}},
     "jiq_sqd_slotted_late": {"policy": "jiq", "d": 2, "dispatchers": 3, "time": "slotted",
@@ -104,7 +104,7 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_slotted_batch_constant": {"policy": "jsq", "time": "slotted", "service": "deterministic"},
     "sqd_slotted": {"policy": "sqd", "d": 2, "time": "slotted", "slot": {"dispatch": "job"}},
     "sqd_slotted_batch": {"policy": "sqd", "d": 2, "time": "slotted"},
-    "sqd_slotted_d8": {"policy": "sqd", "d": 8, "time": "slotted", "slot": {"dispatch": "job"}},  # rng.choice
+    "sqd_slotted_d8": {"policy": "sqd", "d": 8, "time": "slotted", "slot": {"dispatch": "job"}},  # a partial shuffle
     "jiq_slotted": {"policy": "jiq", "time": "slotted", "slot": {"dispatch": "job"}},
     "jiq_slotted_batch": {"policy": "jiq", "time": "slotted", "service": "deterministic"},
     "jiq_sqd_slotted_batch": {"policy": "jiq", "d": 2, "dispatchers": 3, "time": "slotted"},
@@ -166,9 +166,9 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jsq_sparse_async_rare": {"policy": "jsq_sparse", "feedback": "asynchronous", "rate": 5e-324},  # gaps of inf
     "jsq_sparse_fast": {"policy": "jsq_sparse", "period": 0.05},
     "lsq_all": {"policy": "lsq", "d": 20},  # d = N: no draw
-    "lsq_d8": {"policy": "lsq", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "lsq_d8": {"policy": "lsq", "d": 8},  # 4d > N: Uniforms.sample shuffles
     "sqd_memory_d3_m4": {"policy": "sqd_memory", "d": 3, "m": 4, "dispatchers": 3},
-    "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # rng.choice; memory up to N - d
+    "sqd_memory_d8_m12": {"policy": "sqd_memory", "d": 8, "m": 12},  # a partial shuffle; memory up to N - d
     "sqd_memory_m0": {"policy": "sqd_memory", "d": 2, "m": 0},
     # m > d: with latency a job's replies come in after other jobs' have grown the memory it read,
     # and its decision replaces the memory with fewer ids. Up to m = N - d, several dispatchers.
@@ -198,8 +198,8 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "jbt_ps_occupancy_d2": {"policy": "jbt", "d": 2, "period": 5.0, "discipline": "ps", "occupancy": True,
                             "dispatchers": 2},
     "jiq_sqd_choice_ps": {"policy": "jiq", "d": 3, "dispatchers": 4, "discipline": "ps"},
-    # Late binding: d = N (one central queue; rng.choice), d = 1 (random routing), 4d = N (distinct draws),
-    # rng.choice with several dispatchers, and long queues of reservations (their pool grows).
+    # Late binding: d = N (one central queue; a partial shuffle), d = 1 (random routing), 4d = N (distinct draws),
+    # a partial shuffle with several dispatchers, and long queues of reservations (their pool grows).
     "late_binding_all": {"policy": "late_binding", "d": 20},
     "late_binding_d1": {"policy": "late_binding", "d": 1},
     "late_binding_d5": {"policy": "late_binding", "d": 5},
@@ -209,13 +209,13 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "persistent_idle_slotted_late": {"policy": "persistent_idle", "time": "slotted", "dispatchers": 3,
                                      "slot": {"pull_delay": 2}},
     "sed_d2": {"policy": "sed", "d": 2, "servers": 4, "speeds": [1.0, 2.0, 0.5, 1.5], "load": 0.8},
-    "sed_d8": {"policy": "sed", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "sed_d8": {"policy": "sed", "d": 8},  # 4d > N: Uniforms.sample shuffles
     "sed_fastest": {"policy": "sed", "ties": "fastest", "servers": 6, "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
     "sed_length_fastest": {"policy": "sed", "rule": "length", "ties": "fastest", "servers": 6,
                            "speeds": [1.0, 2.0, 1.0, 2.0, 4.0, 4.0]},
     "sed_slotted_batch": {"policy": "sed", "time": "slotted", "speeds": {"kind": "erlang", "k": 2}},
     "lor_d2": {"policy": "lor", "d": 2},
-    "lor_d8": {"policy": "lor", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "lor_d8": {"policy": "lor", "d": 8},  # 4d > N: Uniforms.sample shuffles
     "lor_d2_d3_capacity": {"policy": "lor", "d": 2, "dispatchers": 3, "capacity": 2, "load": 0.95},
     "lor_d5_heavy": {"policy": "lor", "dispatchers": 5, "load": 0.98},  # counts far from the lengths
     "lor_slotted_batch": {"policy": "lor", "time": "slotted", "dispatchers": 3},  # SimPy: batches per decision
@@ -231,11 +231,11 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
                       "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}},
     "least_work_lwl": {"policy": "least_work", "d": "N"},  # every server, in id order, no draw
     "least_work_d3": {"policy": "least_work", "d": 3},
-    "least_work_d8": {"policy": "least_work", "d": 8},  # 4d > N: Uniforms.sample falls back to rng.choice
+    "least_work_d8": {"policy": "least_work", "d": 8},  # 4d > N: Uniforms.sample shuffles
     "least_work_lwl_pool_speeds": {"policy": "least_work", "d": "N", "discipline": "pool", "capacity": 3,
                                    "speeds": {"kind": "lognormal", "scv": 0.5}, "load": 1.5},
     "least_work_lwl_deterministic": {"policy": "least_work", "d": "N", "service": "deterministic"},  # ties
-    # Redundancy's options: cancel at start, identical copies, d > N / 4 (rng.choice; 77,000 extra copies' sizes
+    # Redundancy's options: cancel at start, identical copies, d > N / 4 (a partial shuffle; 77,000 extra copies' sizes
     # span two blocks of the copies stream), and lost cancels at zero latency too.
     "redundancy_start": {"policy": "redundancy", "d": 3, "cancel": "start", "speeds": {"kind": "erlang", "k": 2}},
     "redundancy_identical": {"policy": "redundancy", "d": 2, "copies": "identical", "dispatchers": 3,

@@ -187,7 +187,7 @@ def same_rows(case: dict[str, Any]) -> None:
 
 def test_the_compiled_engine_gives_simpys_rows() -> None:
     """Zero latency: both fills, fixed and geometric batches, several dispatchers, pools with capacity, and
-    more jobs per batch than servers (rng.choice samples): identical rows, the kernel running each."""
+    more jobs per batch than servers (samples by a partial shuffle): identical rows, the kernel running each."""
     cases = [{"arrivals": fixed(3)}, {"arrivals": fixed(3), "fill": "water"},
              {"arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}, "dispatchers": 3, "servers": 10},
              {"arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "discipline": "pool", "capacity": 4,

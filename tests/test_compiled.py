@@ -365,22 +365,6 @@ def test_auto_picks_the_compiled_engine_for_long_runs_only() -> None:
     assert row["engine"] == "simpy"
 
 
-def test_auto_keeps_on_simpy_a_run_whose_kernel_asks_python_for_a_draw_at_every_job() -> None:
-    """SQ(3) at N = 10 samples by numpy's rng.choice (4 d > N), which the kernel leaves to Python at every job:
-    slower than SimPy however long the run. SQ(3) at N = 100 and SQ(2) at N = 10 sample in the kernel."""
-    cases = ((({"name": "sqd", "d": 3}, 10, 1), "simpy"), (({"name": "sqd", "d": 3}, 100, 1), "compiled"),
-             (({"name": "sqd", "d": 2}, 10, 1), "compiled"),
-             (({"name": "jiq", "d": 3}, 10, 4), "simpy"),  # an idle server samples 3 of 4 dispatchers
-             (({"name": "jiq", "d": 2}, 10, 4), "compiled"))
-    for (policy, servers, dispatchers), engine in cases:
-        point = make_point(policy, servers=servers, dispatchers=dispatchers, jobs=3_000_000)
-        assert compiled.supports(point, point.policies[0]) is None
-        assert choose_engine(point, point.policies[0]) == engine, (policy, servers, dispatchers)
-    slow = make_point({"name": "sqd", "d": 3}, servers=10, jobs=3_000_000)
-    forced = slow.scenario.with_overrides({"run.engine": "compiled"}).points()[0]
-    assert choose_engine(forced, forced.policies[0]) == "compiled"  # asked for: it runs, with the same rows
-
-
 def test_auto_runs_lost_messages_with_latency_compiled_and_weighs_what_they_cost_simpy() -> None:
     data = scenario_dict({"name": "sqd", "d": 2}, servers=10, jobs=300_000, latency=0.1)
     data["network"].update(loss=0.05, timeout=0.3)

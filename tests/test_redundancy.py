@@ -144,7 +144,7 @@ def test_no_single_copy_lower_bound_is_shown_beside_it() -> None:
     # Batches: a batch's jobs are dispatched in one step, each with its copies, as the job slots run out.
     {"d": 2, "servers": 20, "load": 0.9, "jobs": 4000, "seed": 7,
      "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0}, "service": {"kind": "erlang", "k": 3}},
-    # Cancels at the first start, identical copies, d > N / 4 (rng.choice), lost cancels at zero latency.
+    # Cancels at the first start, identical copies, d > N / 4 (a partial shuffle), lost cancels at zero latency.
     {"d": 5, "cancel": "start", "copies": "identical", "loss": 0.2, "timeout": 0.1},
     # With latency a cancel may come before its copy (dropped), or stop a copy in service (wasted work).
     {"d": 2, "cancel": "start", "latency": {"kind": "exponential", "mean": 0.3}},

@@ -32,10 +32,9 @@ def run(policy: str, seed: int, engine: str = "simpy", **options: Any) -> dict[s
     return row
 
 
-# JSQ-sparse's long runs go to the compiled engine, whose rows are SimPy's, seed for seed, at zero latency
-# (its cases in `tests/test_compiled.py`, on kernels the suite builds ahead): the same numbers in half the
-# time. (SQ(d) with memory on two servers samples by `rng.choice`, which the kernel asks of Python for every
-# job: SimPy is faster there.)
+# JSQ-sparse's and SQ(d) with memory's long runs go to the compiled engine, whose rows are SimPy's, seed for
+# seed, at zero latency (their cases in `tests/test_compiled.py`, on kernels the suite builds ahead): the same
+# numbers in a fraction of the time.
 LONG_RUNS = "compiled"
 
 
@@ -201,7 +200,7 @@ def exact_sqd1_memory1(lam: float, levels: int = 80) -> float:
 
 def test_sqd_memory_matches_its_exact_chain_on_two_servers() -> None:
     exact = exact_sqd1_memory1(0.8)
-    rows = [run("sqd_memory", seed, servers=2, load=0.8, d=1, m=1, jobs=100_000, warmup_jobs=5_000)
+    rows = [run("sqd_memory", seed, LONG_RUNS, servers=2, load=0.8, d=1, m=1, jobs=100_000, warmup_jobs=5_000)
             for seed in range(1, 11)]
     mean, half = interval([row["mean_response"] for row in rows])
     assert abs(mean - exact) <= half

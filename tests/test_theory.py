@@ -295,12 +295,13 @@ def test_late_binding_d_n_is_one_central_queue_and_d_1_random_routing() -> None:
     and messages, 3d - 1 per job). N = 10 at load 0.8 for d = N (3N messages per job
     make large N slow in SimPy; at 0.8 a job still waits with probability 0.41, and at
     0.9 six replications of 100,000 jobs left a 4.6% interval); N = 100 at load 0.7
-    for d = 1, as random routing's check.
+    for d = 1, as random routing's check. Both on the compiled engine, whose rows are SimPy's (the late binding
+    cases of tests/test_compiled.py, on the kernel the suite builds ahead), in a fraction of the time.
     """
     lam, n = 0.8, 10
-    central = replicate(900, 6, policy="late_binding", d=n, servers=n, load=lam, jobs=100_000)
+    central = replicate(900, 6, policy="late_binding", d=n, servers=n, load=lam, jobs=100_000, engine="compiled")
     check("late binding d=N", column(central, "mean_response", family=4), theory.mmn_response(n, lam))
-    random = replicate(950, 6, policy="late_binding", d=1, servers=100, load=0.7, jobs=100_000)
+    random = replicate(950, 6, policy="late_binding", d=1, servers=100, load=0.7, jobs=100_000, engine="compiled")
     check("late binding d=1", column(random, "mean_response", family=4), theory.mm1_response(0.7))
     # Systematic term of the messages: the window counts the requests of reservations queued when it
     # opens and misses those queued when it closes, about N Lq = 163 (d = 1) and lam N per busy server,

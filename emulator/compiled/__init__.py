@@ -19,7 +19,6 @@ from .engine import (
     COMPILE_SECONDS,
     COMPILED,
     available,
-    draws_in_python,
     has_compiled_form,
     record,
     run,
@@ -27,5 +26,5 @@ from .engine import (
     supports,
 )
 
-__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "draws_in_python",
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available",
            "has_compiled_form", "prepare", "record", "run", "simpy_seconds", "supports"]

@@ -14,7 +14,7 @@ from numba import carray, config, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .state import I_CHOICE, I_EID, I_HEAP, I_MAXCAP, I_NODE_FREE, I_POOL_END, I_UPOS
+from .state import I_EID, I_HEAP, I_MAXCAP, I_NODE_FREE, I_POOL_END, I_UPOS
 from .tools import Tools
 
 BATCH = 4096  # emulator.workload.streams.BATCH (checked by the engine)
@@ -63,7 +63,7 @@ def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray, links: 
         unmanaged(tools.rr), unmanaged(tools.buckets), unmanaged(tools.bucket_size), unmanaged(tools.position),
         unmanaged(tools.threshold), unmanaged(tools.listed), unmanaged(tools.lists), unmanaged(tools.lstart),
         unmanaged(tools.lcap), unmanaged(tools.count), unmanaged(tools.chain), unmanaged(tools.node_d),
-        unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.choice), unmanaged(tools.picked),
+        unmanaged(tools.node_next), unmanaged(tools.weights), unmanaged(tools.pool), unmanaged(tools.picked),
         unmanaged(tools.values), unmanaged(tools.ints), unmanaged(tools.latency), unmanaged(tools.msg),
         unmanaged(tools.asks), unmanaged(tools.targets), unmanaged(tools.replies), unmanaged(tools.due), fv, heap,
         unmanaged(tools.loss), unmanaged(tools.expiry), unmanaged(tools.binding), unmanaged(tools.floats), size,
@@ -212,8 +212,8 @@ def uniform(rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> float:
 
 @njit(cache=True)
 def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
-           replace: bool, out: np.ndarray, choice: np.ndarray) -> None:
-    """``Uniforms.sample(n, k, replace)`` into ``out[:k]``; the rng.choice case reads ``choice``."""
+           replace: bool, out: np.ndarray, pool: np.ndarray) -> None:
+    """``Uniforms.sample(n, k, replace)`` into ``out[:k]``; ``pool`` (at least n long when 4k > n) is scratch."""
     if replace:
         for j in range(k):
             out[j] = int(uniform(rng, ubuf, iv) * n)
@@ -237,9 +237,14 @@ def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
                 out[count] = x
                 count += 1
         return
-    for j in range(k):  # drawn by the engine with rng.choice at this very point of the stream
-        out[j] = choice[j]
-    iv[I_CHOICE] = 0
+    for j in range(n):  # the first k places of a Fisher-Yates shuffle of range(n)
+        pool[j] = j
+    for j in range(k):
+        i = j + int(uniform(rng, ubuf, iv) * (n - j))
+        x = pool[i]
+        pool[i] = pool[j]
+        pool[j] = x
+        out[j] = x
 
 
 @njit(cache=True)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
 from ..policies import REGISTRY
 from ..scenario.schema import ResolvedPolicy
 from ..scenario.sweep import Point
@@ -97,22 +95,3 @@ def simpy_seconds(point: Point, policy: ResolvedPolicy) -> float:
     return run.total_jobs * us * 1e-6
 
 
-
-
-def draws_in_python(point: Point, policy: ResolvedPolicy) -> bool:
-    """Whether the compiled run would ask Python for a draw at about every job, so that SimPy is faster.
-
-    A sample of k of n servers without replacement falls back to numpy's ``rng.choice``
-    where k is not 2 and 4k > n (`tools.needs_choice`): SQ(3) at N = 10, say. The kernel
-    leaves that draw to numpy, which it returns to Python for, at about 20 us each: at
-    every dispatch that samples (its compiled form's ``choice_at_dispatch``) or every
-    departure that empties a server (``choice_at_departure``) that is more than a whole
-    job costs SimPy (SQ(3), N = 10, load 0.9: 28 us a job compiled, 12 us on SimPy). A
-    timer's draws (JBT-d's) come once per period and do not count. ``auto`` keeps these
-    runs on SimPy; ``compiled`` runs them compiled, with the same rows.
-    """
-    from .policies import module
-
-    # The draws a description asks of numpy depend on N, d and the dispatchers, not on the speeds.
-    description = module(policy.name).describe(policy.config, PointView(point), np.ones(1))
-    return description.choice_at_dispatch > 0 or description.choice_at_departure > 0

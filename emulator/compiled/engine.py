@@ -2,9 +2,8 @@
 
 The kernel (`kernel.simulate`) draws the policy's uniforms itself, from the very
 ``generator(seed, "policy")`` object, one ``rng.random(BATCH)`` block when the
-previous one is used up, as `emulator.workload.streams.Uniforms` does; the rare
-``rng.choice`` of `Uniforms.sample` is drawn here when the kernel asks for it,
-at the same point of the stream. Arrival gaps, job sizes and the dispatcher
+previous one is used up, as `emulator.workload.streams.Uniforms` does (its samples
+too: they are made of those uniforms alone). Arrival gaps, job sizes and the dispatcher
 split are drawn here, in the same ``BATCH`` blocks and with the same numpy calls
 as the SimPy engine, and handed to the kernel when it runs out: each of these
 streams is consumed in order and by nothing else, so drawing ahead changes
@@ -36,14 +35,14 @@ from ..workload.streams import BATCH, generator
 from . import state as S
 from .arrays import Jobs, OccupancyArrays, fold, measurements
 from .blocks import gap_blocks, law_blocks, size_blocks, split_blocks, uniform_blocks
-from .cost import AUTO_SECONDS, draws_in_python, simpy_seconds
+from .cost import AUTO_SECONDS, simpy_seconds
 from .eligibility import COMPILED, PointView, has_compiled_form, supports
 from .failing import failing_periods
 from .loading import COMPILE_SECONDS, available, features, instant_asks
 from .ps import PS_FIELDS
 
-__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "draws_in_python", "has_compiled_form",
-           "record", "run", "simpy_seconds", "supports"]
+__all__ = ["AUTO_SECONDS", "COMPILED", "COMPILE_SECONDS", "available", "has_compiled_form", "record", "run",
+           "simpy_seconds", "supports"]
 
 
 def run(point: Point, policy: ResolvedPolicy, seed: int,
@@ -199,7 +198,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
             raise RuntimeError('No scheduled events left but "until" event was not triggered')
         elif status == S.BAD_SERVER:
             _bad_decision(policy, P, iv)
-        elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress,
+        elif not _shared_need(status, iv, jobs, toolkit, occupancy, sketch, responses, progress,
                               series):
             raise RuntimeError(f"the kernel returned {status}")
     return copies.measure(_finish(point, iv, fv, window, sketch, responses, occupancy, progress, series))
@@ -240,7 +239,7 @@ def _bad_decision(policy: ResolvedPolicy, P: np.ndarray, iv: np.ndarray) -> None
 
 
 def _shared_need(status: int, iv: np.ndarray, jobs: Jobs, toolkit: Any, occupancy: OccupancyArrays,
-                 policy_rng: np.random.Generator, sketch: QuantileSketch, responses: np.ndarray,
+                 sketch: QuantileSketch, responses: np.ndarray,
                  progress: Callable[[int], None] | None, series: Series | None = None) -> bool:
     """Serve a request both kernels make (the event kernel's and the slot clock's); False if not one."""
     if status == S.NEED_JOBS:
@@ -253,10 +252,6 @@ def _shared_need(status: int, iv: np.ndarray, jobs: Jobs, toolkit: Any, occupanc
         toolkit.grow_lists(iv)
     elif status == S.NEED_RESERVATIONS:
         toolkit.grow_reservations()
-    elif status == S.NEED_CHOICE:
-        drawn = policy_rng.choice(int(iv[S.I_CHOICE_N]), size=int(iv[S.I_CHOICE_K]), replace=False)
-        toolkit.choice[:len(drawn)] = [int(x) for x in drawn]
-        iv[S.I_CHOICE] = 1
     elif status == S.FLUSH:
         fold(sketch, responses, int(iv[S.I_NRESP]), series)
         iv[S.I_NRESP] = 0
@@ -436,7 +431,7 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
         elif status == S.BAD_SERVER:
             _bad_decision(policy, P, iv)
-        elif not _shared_need(status, iv, jobs, toolkit, occupancy, policy_rng, sketch, responses, progress):
+        elif not _shared_need(status, iv, jobs, toolkit, occupancy, sketch, responses, progress):
             raise RuntimeError(f"the slot clock returned {status}")
     return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
 

@@ -4,7 +4,7 @@ It replays the SimPy model event for event, in SimPy's order (`core.push`; the e
 
 The recorder's sums are updated in the same order with the same float operations as
 `emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something from
-Python (gaps, sizes, split uniforms, room, an ``rng.choice`` draw, a full response batch
+Python (gaps, sizes, split uniforms, room, a full response batch
 for the quantile sketch), at a point where it can go on exactly where it stopped.
 
 A job reaches its server in one place (the loop's end); a server's length changes on an
@@ -51,7 +51,6 @@ from .state import (
     I_BATCH_HELD,
     I_BATCH_TAIL,
     I_BLOCKED,
-    I_CHOICE,
     I_CURRENT,
     I_EDGES,
     I_FINISHED,
@@ -65,7 +64,6 @@ from .state import (
     I_SRC,
     I_TRANSFERS,
     I_UPDATING,
-    NEED_CHOICE,
     NEED_LISTS,
     NEED_NETWORK,
     P_CAPACITY,
@@ -149,7 +147,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
         # The policy's constructor (JIQ's tokens, JBT-d's checks), then the processes' first
         # steps in creation order: servers (idle), the policy's timer, the source (its first gap).
         if not initialise(P, Q, counts, length, rng, ubuf, iv, T):
-            return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
+            return NEED_LISTS
         iv[I_INIT] = -1
         if failing:  # the servers' cycles start before the policy's timer, as their processes do
             failures.start(heap, iv, fail)

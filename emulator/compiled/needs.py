@@ -15,11 +15,6 @@ from . import binding
 from .core import list_room
 from .network import room
 from .state import (
-    I_BATCH,
-    I_BATCH_AT,
-    I_CHOICE,
-    I_CHOICE_K,
-    I_CHOICE_N,
     I_FREE,
     I_HEAP,
     I_HEAP_CAP,
@@ -35,7 +30,6 @@ from .state import (
     I_SIZE,
     I_SPLIT,
     MESSAGE,
-    NEED_CHOICE,
     NEED_HEAP,
     NEED_JOBS,
     NEED_LEVELS,
@@ -45,9 +39,6 @@ from .state import (
     NEED_RESERVATIONS,
     NEED_SIZES,
     NEED_SPLIT,
-    P_CHOICE_AT_DEPARTURE,
-    P_CHOICE_AT_DISPATCH,
-    P_CHOICE_AT_TIMER,
     P_D,
     P_INDEX,
     P_LISTS,
@@ -57,7 +48,6 @@ from .state import (
     P_OCCUPANCY,
     P_POOL,
     P_ROOM,
-    P_WHOLE,
     POOL_END,
     SERVICE_END,
     TIMER,
@@ -68,13 +58,6 @@ from .state import (
 def occupancy_full(iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray, k: int) -> bool:
     """Whether the occupancy arrays (`occupancy`) may be too short for ``k`` more jobs."""
     return iv[I_OCC_HIGH] + k >= len(occ_count) or iv[I_INSYS] + k >= occ_totals.shape[1]
-
-
-@njit(cache=True, inline="always")
-def choice(iv: np.ndarray, n: int, k: int) -> int:
-    """NEED_CHOICE: the engine draws ``rng.choice`` of ``k`` of ``n`` for the next `core.sample`."""
-    iv[I_CHOICE_N], iv[I_CHOICE_K] = n, k
-    return NEED_CHOICE
 
 
 @njit(cache=True, inline="always")
@@ -94,8 +77,6 @@ def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.n
         return NEED_LEVELS
     if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
         return NEED_OCCUPANCY
-    if P[P_CHOICE_AT_DISPATCH] > 0 and iv[I_CHOICE] == 0:
-        return choice(iv, P[P_N], P[P_CHOICE_AT_DISPATCH])
     if P[P_LISTS_AT_ARRIVAL] != 0 and not list_room(iv, lists):  # e.g. a report when the job arrives
         return NEED_LISTS
     if latent and not room(P, iv):
@@ -112,9 +93,6 @@ def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_total
         return NEED_HEAP
     if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
         return NEED_OCCUPANCY
-    m = min(P[P_N], P[P_WHOLE] * iv[I_BATCH])  # its ask's sample: `Uniforms.sample(N, m)`
-    if iv[I_BATCH_AT] == 0 and m != 2 and 4 * m > P[P_N] and iv[I_CHOICE] == 0:
-        return choice(iv, P[P_N], m)
     return 0
 
 
@@ -131,18 +109,12 @@ def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, 
         server = ((code >> 2) - 1) >> 1  # a server tells a length that grew while it was down: a level for it)
         if length[server] + 2 >= iv[I_LEVEL_CAP]:
             return NEED_LEVELS
-    if kind == TIMER and code < 4 and P[P_CHOICE_AT_TIMER] > 0 and iv[I_CHOICE] == 0:
-        return choice(iv, P[P_N], P[P_CHOICE_AT_TIMER])
     departure = kind == SERVICE_END or kind == POOL_END
     if P[P_LISTS_AT_DEPARTURE] != 0 and (departure or (failing and kind == TIMER) or (asking and kind == MESSAGE)):
         if not list_room(iv, lists):
             return NEED_LISTS  # e.g. a token or a report after the departure
         if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most
             return NEED_NETWORK
-    if P[P_CHOICE_AT_DEPARTURE] > 0 and iv[I_CHOICE] == 0 and departure:
-        leaving = code >> 2 if kind == SERVICE_END else j_next[code >> 2]
-        if length[leaving] == 1:  # it will be idle: its token samples dispatchers first thing
-            return choice(iv, P[P_D], P[P_CHOICE_AT_DEPARTURE])
     return 0
 
 

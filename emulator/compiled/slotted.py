@@ -51,9 +51,6 @@ from .state import (
     FLUSH,
     I_BAD,
     I_BLOCKED,
-    I_CHOICE,
-    I_CHOICE_K,
-    I_CHOICE_N,
     I_EDGES,
     I_FINISHED,
     I_HEAP,
@@ -67,7 +64,6 @@ from .state import (
     I_SPLIT,
     I_TRANSFERS,
     I_UPDATING,
-    NEED_CHOICE,
     NEED_JOBS,
     NEED_LEVELS,
     NEED_LISTS,
@@ -76,9 +72,6 @@ from .state import (
     NEED_SPLIT,
     P_CAPACITY,
     P_CHECKED,
-    P_CHOICE_AT_DEPARTURE,
-    P_CHOICE_AT_DISPATCH,
-    P_CHOICE_AT_TIMER,
     P_D,
     P_HELD,
     P_INDEX,
@@ -160,8 +153,6 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
     n, n_dispatchers = P[P_N], P[P_D]
     capacity = P[P_CAPACITY]
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
-    choice_at_dispatch, choice_at_timer = P[P_CHOICE_AT_DISPATCH], P[P_CHOICE_AT_TIMER]
-    choice_at_departure = P[P_CHOICE_AT_DEPARTURE]
     index, lists_at_arrival, lists_at_departure = P[P_INDEX] != 0, P[P_LISTS_AT_ARRIVAL] != 0, \
         P[P_LISTS_AT_DEPARTURE] != 0
     has_timer = P[P_TIMER] != 0
@@ -172,7 +163,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
         iv[I_UPDATING] = -1
     if iv[I_INIT] >= 0:  # the policy's constructor (JIQ's tokens, JBT-d's checks), before the clock starts
         if not initialise(P, Q, counts, length, rng, ubuf, iv, T):
-            return NEED_CHOICE if iv[I_CHOICE] < 0 else NEED_LISTS
+            return NEED_LISTS
         iv[I_INIT] = -1
         sf[S_DUE] = 0.0 + Q[Q_PERIOD]
     while True:
@@ -202,11 +193,6 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     if held and not network_room(P, iv):  # a token or a report after the departure, held
                         sv[S_SID], sv[S_SERVED] = sid, served
                         return NEED_NETWORK
-                    if choice_at_departure > 0 and iv[I_CHOICE] == 0 and length[sid] == 1:
-                        # It will be idle: its token samples dispatchers with rng.choice first thing.
-                        sv[S_SID], sv[S_SERVED] = sid, served
-                        iv[I_CHOICE_N], iv[I_CHOICE_K] = n_dispatchers, choice_at_departure
-                        return NEED_CHOICE
                     first_leaves(head, tail, j_next, sid)
                     length[sid] -= 1
                     leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
@@ -233,9 +219,6 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     due = sf[S_DUE]
                     if not (due <= now if phase == PH_TIMERS_AT else due < now + 1.0):
                         break
-                    if choice_at_timer > 0 and iv[I_CHOICE] == 0:
-                        iv[I_CHOICE_N], iv[I_CHOICE_K] = n, choice_at_timer
-                        return NEED_CHOICE
                 if not timer(P, Q, counts, length, rng, ubuf, iv, T, resume):
                     return NEED_LISTS  # it goes on at the next call
                 iv[I_UPDATING] = -1
@@ -307,9 +290,6 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     return NEED_LEVELS
                 if occ and occupancy_full(iv, occ_count, occ_totals, k):
                     return NEED_OCCUPANCY
-                if choice_at_dispatch > 0 and iv[I_CHOICE] == 0:
-                    iv[I_CHOICE_N], iv[I_CHOICE_K] = n, choice_at_dispatch
-                    return NEED_CHOICE
                 if lists_at_arrival and not list_room(iv, T.lists):  # e.g. a report when the batch is in
                     return NEED_LISTS
                 if held and not network_room(P, iv):

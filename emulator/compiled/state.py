@@ -17,7 +17,6 @@ NEED_SPLIT = 3  # the dispatcher-split uniforms
 NEED_JOBS = 4  # no free job slot: grow the job arrays
 NEED_HEAP = 5  # the event heap is full: grow it
 NEED_LEVELS = 6  # the length index's buckets are full: add levels
-NEED_CHOICE = 7  # Uniforms.sample falls back to rng.choice: draw it in Python
 FLUSH = 8  # the response buffer holds a full QuantileSketch batch: fold it
 PAUSE = 9  # the event budget of this call is spent (progress reports)
 EMPTY = 10  # no event left before the run is done
@@ -49,9 +48,6 @@ I_SPLIT = 15
 I_NSPLIT = 16
 I_UPOS = 17  # read position in the policy's uniform batch
 I_NRESP = 18  # responses buffered
-I_CHOICE = 19  # 1 when ``choice`` holds a fresh rng.choice draw
-I_CHOICE_N = 20  # what to draw: rng.choice(n, size=k, replace=False)
-I_CHOICE_K = 21
 I_GAPS_FINAL = 22  # 1 when the gap buffer holds the end of a finite trace
 I_LEVELS = 23  # the length index: buckets in use (len(LengthIndex.buckets))
 I_LOW = 24  # the length index: the smallest non-empty bucket
@@ -138,8 +134,6 @@ P_THRESHOLD_KIND = 11
 P_OCCUPANCY = 12  # stream the lengths to the occupancy observer (run.occupancy)
 P_SHARES = 13  # dispatcher_shares: pick the dispatcher by the cumulative bounds Q[Q_BOUNDS:]
 # What the policy's description (`compiled.policies.<name>.pack`) asks of the driver:
-P_CHOICE_AT_DISPATCH = 14  # k > 0: a dispatch may sample k of N servers with rng.choice (drawn in Python)
-P_CHOICE_AT_TIMER = 15  # likewise for its timer
 P_TIMER = 16  # 1: the policy acts every Q[Q_PERIOD] (the `timer` hook), from t = period on
 P_INDEX = 17  # 1: it keeps the length index (`tools`): room for one more level before each arrival
 P_LISTS_AT_ARRIVAL = 18  # 1: an arrival may list a server (room in the lists first)
@@ -148,8 +142,6 @@ P_LATENT = 20  # 1: messages have latency; each is an event (`network`)
 P_ROOM = 21  # with latency: the most messages (and latencies, heap records) one step may send
 P_ASK_ROOM = 22  # with latency: the most asks one step may open
 P_LISTS = 23  # 1: the policy keeps the dispatchers' lists (with latency, a delivered message may add an id)
-P_CHOICE_AT_DEPARTURE = 24  # k > 0: a departure that leaves its server idle samples k of D dispatchers with
-# rng.choice (JIQ-SQ(d) with 4d > D)
 P_HELD = 25  # 1: slotted time's pull_delay holds idle tokens and reports (`network.post`, iv[I_HELD] slots)
 P_WHOLE = 26  # d > 0: the policy places whole batches, sampling min(N, dk) servers for k jobs (`Policy.whole_batches`)
 P_PARAMS = 27  # the policy's own integer parameters: P[P_PARAMS + i], i < P_NPARAMS

@@ -16,7 +16,8 @@ The parts of the toolkit:
   ``node_d``, ``node_next``; they are compacted or grown on NEED_LISTS;
 - per server: ``threshold`` (int64) and ``listed`` (int8) flags; per dispatcher:
   ``rr`` (int64); ``weights`` (the servers' speeds, or one entry when all are equal);
-- scratch for sampling k servers: ``choice``, ``picked``, ``values``;
+- scratch for sampling k servers: ``pool`` (4k ids: `core.sample` shuffles up to that many), ``picked``,
+  ``values``;
 - ``ints``: rows of int64 per server, for a policy's own state (rows asked by
   `Description.int_rows`); ``floats``: rows of float64 per server (`Description.float_rows`);
 - ``size``: the kernel's job sizes by job slot (``iv[I_CURRENT]`` is the slot of the job being
@@ -49,7 +50,7 @@ from . import state as S
 Tools = namedtuple("Tools", [
     "rr", "buckets", "bucket_size", "position", "threshold", "listed",
     "lists", "lstart", "lcap", "count", "chain", "node_d", "node_next",
-    "weights", "choice", "picked", "values", "ints",
+    "weights", "pool", "picked", "values", "ints",
     "latency", "msg", "asks", "targets", "replies", "due", "fv", "heap", "loss", "expiry",
     "binding", "floats", "size",
     "next", "failing",
@@ -68,9 +69,6 @@ class Description:
     ints: list[int] = field(default_factory=list)
     floats: list[float] = field(default_factory=list)
     period: float = 0.0  # > 0: the timer hook runs every period, from t = period on
-    choice_at_dispatch: int = 0  # k > 0: a dispatch samples k of N with rng.choice (`needs_choice`)
-    choice_at_timer: int = 0
-    choice_at_departure: int = 0  # k > 0: a departure that empties its server samples k of D dispatchers so
     index: bool = False  # the length index
     per_dispatcher: bool = False  # with the index: one per dispatcher (as SimPy's LSQ keeps them), not one
     lists: bool = False  # the dispatchers' lists ...
@@ -90,11 +88,6 @@ class Description:
     whole: int = 0  # d > 0: it places whole batches, d samples per job (`Policy.whole_batches`; `kernel`)
 
 
-def needs_choice(n: int, k: int, replace: bool) -> bool:
-    """Whether ``Uniforms.sample(n, k, replace)`` falls back to ``rng.choice`` (the engine draws it then)."""
-    return not replace and k != 2 and 4 * k > n
-
-
 def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:
     """Write what the driver reads of a description into the kernel's parameters."""
     if len(description.ints) > S.P_NPARAMS or len(description.floats) > S.Q_NPARAMS:
@@ -103,9 +96,6 @@ def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:
     Q[S.Q_PARAMS:S.Q_PARAMS + len(description.floats)] = description.floats
     Q[S.Q_PERIOD] = description.period
     P[S.P_TIMER] = description.period > 0
-    P[S.P_CHOICE_AT_DISPATCH] = description.choice_at_dispatch
-    P[S.P_CHOICE_AT_TIMER] = description.choice_at_timer
-    P[S.P_CHOICE_AT_DEPARTURE] = description.choice_at_departure
     P[S.P_INDEX] = description.index
     P[S.P_LISTS_AT_ARRIVAL] = description.lists_at_arrival
     P[S.P_LISTS_AT_DEPARTURE] = description.lists_at_departure
@@ -138,7 +128,7 @@ class Toolkit:
         self._lists_init(n, dispatchers, iv, description.lists, description.chained)
         self.weights = speeds
         k = max(2, description.sample)
-        self.choice = np.zeros(k, dtype=np.int64)
+        self.pool = np.zeros(4 * k, dtype=np.int64)  # a sample of k of n < 4k shuffles range(n) here
         self.picked = np.zeros(k, dtype=np.int64)
         self.values = np.zeros(k, dtype=np.int64)
         self.ints = np.zeros((max(1, description.int_rows), n if description.int_rows else 1), dtype=np.int64)
@@ -159,7 +149,7 @@ class Toolkit:
         """The arrays as the kernel takes them, as they are now (growth replaces some)."""
         return Tools(self.rr, self.buckets, self.bucket_size, self.position, self.threshold, self.listed,
                      self.lists, self.lstart, self.lcap, self.count, self.chain, self.node_d, self.node_next,
-                     self.weights, self.choice, self.picked, self.values, self.ints,
+                     self.weights, self.pool, self.picked, self.values, self.ints,
                      self.latency, self.msg, self.asks, self.targets, self.replies, self.due,
                      self.latency, self.latency,  # fv and heap: the kernel's own (`core.view`)
                      self.loss, self.expiry, self.binding, self.floats,

@@ -103,8 +103,7 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
     ``compiled`` runs where `emulator.compiled.supports` the scenario (same results,
     seed for seed); ``auto`` also requires the SimPy engine to need about a second or
     more (`compiled.simpy_seconds`, a cost model of jobs and the policy's work per job),
-    so that a short run does not wait for the kernel to load, and a run whose kernel would
-    ask Python for a draw at every job not to be slower than SimPy (`compiled.draws_in_python`). The choice depends on
+    so that a short run does not wait for the kernel to load. The choice depends on
     the task alone (and on numba being usable on the machine), never on the worker.
     """
     wanted = point.scenario.run.engine
@@ -117,8 +116,7 @@ def choose_engine(point: Point, policy: ResolvedPolicy) -> str:
         return "simpy"
     from .. import compiled
 
-    if wanted == "auto" and (compiled.simpy_seconds(point, policy) < compiled.AUTO_SECONDS
-                             or compiled.draws_in_python(point, policy)):
+    if wanted == "auto" and compiled.simpy_seconds(point, policy) < compiled.AUTO_SECONDS:
         return "simpy"
     return "compiled" if engine.available() else "simpy"
 

@@ -68,12 +68,11 @@ class Uniforms:
     True
     """
 
-    __slots__ = ("_it", "_rng", "random")
+    __slots__ = ("_it", "random")
 
     random: Callable[[], float]  # the next U(0,1) draw
 
     def __init__(self, rng: np.random.Generator) -> None:
-        self._rng = rng
         self._it = values(uniform_blocks(rng))
         # `random` is that iterator's own __next__, so a policy's hot path calls C directly.
         self.random = self._it.__next__
@@ -101,4 +100,10 @@ class Uniforms:
                     seen.add(x)
                     chosen.append(x)
             return chosen
-        return [int(x) for x in self._rng.choice(n, size=k, replace=False)]
+        # Otherwise rejection would redraw often: the first k places of a Fisher-Yates shuffle of
+        # range(n), one draw each (n < 4k, so the list costs what the sample does).
+        pool = list(range(n))
+        for j in range(k):
+            i = j + int(next(it) * (n - j))
+            pool[i], pool[j] = pool[j], pool[i]
+        return pool[:k]

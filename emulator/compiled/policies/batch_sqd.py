@@ -91,7 +91,7 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         return -1, False
     picked, values = T.picked, T.values
     if at == 0:  # the batch's ask: `Uniforms.sample` and the lengths its replies carry
-        sample(rng, ubuf, iv, n, m, False, picked, T.choice)
+        sample(rng, ubuf, iv, n, m, False, picked, T.pool)
         round_trips(P, counts, m)
         for j in range(m):
             values[j] = length[picked[j]]
@@ -104,7 +104,7 @@ def _ask(P: np.ndarray, counts: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np
     """`BatchSQDPolicy.dispatch` at the batch's first job, with latency: the ask of m sampled servers, which
     holds the batch (its first job, and its size as its tag)."""
     ask = open_ask(T, iv, iv[I_CURRENT], 0, m, k, False)
-    sample(rng, ubuf, iv, P[P_N], m, False, T.targets[ask], T.choice)
+    sample(rng, ubuf, iv, P[P_N], m, False, T.targets[ask], T.pool)
     query_all(P, counts, iv, T, ask)
     if P[P_ROOM] < k:  # its decision sends the k jobs in one step: room for them first (`network.room`)
         P[P_ROOM] = k

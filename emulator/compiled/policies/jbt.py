@@ -26,7 +26,7 @@ from ..state import (
     POLICY_MESSAGE,
     Q_PARAMS,
 )
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import list_dispatch, random_dispatcher, round_trips, server_up
 
 ASKS = True  # at zero latency with faults its update's ask goes through a record (`faults.INSTANT`)
@@ -53,7 +53,7 @@ def describe(config: JBTConfig, point: Any, speeds: np.ndarray) -> Description:
     return Description(
         ints=[d, config.below == "lt", config.rereport, config.recheck, config.reset, weighted, chained],
         floats=[float(speeds.max())],
-        period=config.period, choice_at_timer=d if needs_choice(point.servers, d, False) else 0,
+        period=config.period,
         lists=True, listed=True, lists_at_arrival=True, lists_at_departure=True, chained=chained, ask_width=d,
         messages_per_step=2 * d,  # (zero latency with faults: the update's ask draws 2d losses in its broadcast's step)
         # The kernel's integers are int64: a threshold above every reachable length is any such one.
@@ -150,7 +150,7 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
     """
     if P[P_LATENT] == faults.INSTANT and not resume:  # zero latency with faults: asked now, or at its timeout
         ask = open_ask(T, iv, -1, 0, P[D], 0, False)
-        sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.choice)
+        sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.pool)
         if not faults.asked(P, counts, length, iv, T, T.failing, len(T.failing) == P[P_N], ask):  # (N rows: failing)
             return True  # a reply is missing: the ask's timeout decides (`replied`)
         r = _smallest(P, T, ask)
@@ -158,12 +158,12 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
         _begin(P, counts, iv, T, r)
     elif P[P_LATENT] == 1:  # ask d servers; the update goes out when they answer (`replied`)
         ask = open_ask(T, iv, -1, 0, P[D], 0, False)
-        sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.choice)
+        sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.pool)
         query_all(P, counts, iv, T, ask)
         return True
     elif not resume:
         n, d = P[P_N], P[D]
-        sample(rng, ubuf, iv, n, d, False, T.picked, T.choice)
+        sample(rng, ubuf, iv, n, d, False, T.picked, T.pool)
         round_trips(P, counts, d)
         r = length[T.picked[0]]
         for j in range(1, d):

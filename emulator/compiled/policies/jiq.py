@@ -13,11 +13,7 @@ from ..core import id_add, list_room, sample, shortest
 from ..network import close_ask, open_ask, posted, query_all
 from ..state import (
     A_TAG,
-    I_CHOICE,
-    I_CHOICE_K,
-    I_CHOICE_N,
     I_INIT,
-    P_CHOICE_AT_DEPARTURE,
     P_D,
     P_IDLE,
     P_LATENT,
@@ -25,7 +21,7 @@ from ..state import (
     P_PARAMS,
     POLICY_MESSAGE,
 )
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import list_dispatch, nothing_on_arrive, nothing_timer, random_dispatcher, round_trips, server_up
 
 PARAMS = frozenset({"d", "memory"})
@@ -41,14 +37,11 @@ def describe(config: JIQConfig, point: Any, speeds: np.ndarray) -> Description:
     memory = -1 if memory is None or memory >= n else memory
     one_list = dispatchers == 1  # a flag per server says whether it is in the list
     sqd = d > 0 and not one_list
-    # Sampling d of D dispatchers with 4d > D (d != 2) takes rng.choice: drawn by the engine when asked.
-    choice = d if sqd and needs_choice(dispatchers, d, False) else 0
     # With latency JIQ-SQ(d)'s first tokens are N asks of d dispatchers each, all at time 0.
     return Description(ints=[d, memory], lists=True, chained=not one_list, listed=one_list,
                        lists_at_departure=True, sample=max(d, 2), ask_width=max(d, 1),
                        # (zero latency with loss: the N first tokens' asks draw 2d losses each at time 0)
-                       asks_per_step=n if sqd else 1, messages_per_step=2 * n * d if sqd else 0,
-                       choice_at_departure=choice)
+                       asks_per_step=n if sqd else 1, messages_per_step=2 * n * d if sqd else 0)
 
 
 def ASKS(config: JIQConfig, point: Any) -> bool:  # (a function: the other forms' ``ASKS`` are constants)
@@ -73,19 +66,19 @@ def _token(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
         target = random_dispatcher(P, rng, ubuf, iv)
     elif P[P_LATENT] == faults.INSTANT:  # zero latency with loss: the replies in now, or the timeout decides
         ask = open_ask(T, iv, -1, 0, d, sid, True)
-        sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.choice)
+        sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.pool)
         if not faults.asked(P, counts, length, iv, T, T.failing, False, ask):  # (the dispatchers never fail)
             return  # `replied`
         target = T.targets[ask, shortest(T.replies[ask], d, rng, ubuf, iv)]
         close_ask(T, iv, ask)
     elif P[P_LATENT]:  # ask d dispatchers how long their I-queues are; the token goes when they answer
         ask = open_ask(T, iv, -1, 0, d, sid, True)
-        sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.choice)
+        sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.pool)
         query_all(P, counts, iv, T, ask)
         return
     else:
         picked, values = T.picked, T.values
-        sample(rng, ubuf, iv, dispatchers, d, False, picked, T.choice)
+        sample(rng, ubuf, iv, dispatchers, d, False, picked, T.pool)
         round_trips(P, counts, d)
         for j in range(d):
             values[j] = count[picked[j]]
@@ -149,15 +142,11 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     """`JIQPolicy.__init__`: every server is idle and sends a token, from ``iv[I_INIT]`` on.
 
-    False when it stops for list room, or (``iv[I_CHOICE]`` -1) for an rng.choice draw.
+    False when it stops for list room.
     """
     for sid in range(iv[I_INIT], P[P_N]):
         if not list_room(iv, T.lists):
             iv[I_INIT] = sid
-            return False
-        if P[P_CHOICE_AT_DEPARTURE] > 0 and iv[I_CHOICE] != 1:  # the token's sample of dispatchers
-            iv[I_INIT] = sid
-            iv[I_CHOICE], iv[I_CHOICE_N], iv[I_CHOICE_K] = -1, P[P_D], P[P_CHOICE_AT_DEPARTURE]
             return False
         _token(P, counts, length, rng, ubuf, iv, T, sid)
     iv[I_INIT] = -1

@@ -29,7 +29,7 @@ from .. import binding
 from ..core import sample
 from ..network import post, send
 from ..state import I_CURRENT, I_TRANSFERS, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, TRANSFER
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_timer
 
 PARAMS = frozenset({"d"})
@@ -44,8 +44,7 @@ HEAD, WAITING = 0, 2  # rows of `Tools.ints`: a server's list (rows 0 and 1), an
 
 def describe(config: LateBindingConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
-    choice = d if needs_choice(point.servers, d, False) else 0
-    return Description(ints=[d], sample=d, choice_at_dispatch=choice, int_rows=3, reservations=True)
+    return Description(ints=[d], sample=d, int_rows=3, reservations=True)
 
 
 @njit(cache=True, inline="always")
@@ -53,7 +52,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
     d = P[D]
     picked = T.picked
-    sample(rng, ubuf, iv, P[P_N], d, False, picked, T.choice)
+    sample(rng, ubuf, iv, P[P_N], d, False, picked, T.pool)
     B = T.binding
     if P[P_LATENT]:  # d reservations on their way; the job waits for the first request
         t = binding.ticket(B, iv[I_CURRENT], d)

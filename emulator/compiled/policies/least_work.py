@@ -48,7 +48,7 @@ from ..state import (
     P_QUERY,
     POLICY_MESSAGE,
 )
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer, round_trips
 
 PARAMS = frozenset({"d"})
@@ -62,9 +62,8 @@ QUERY_MESSAGE = POLICY_MESSAGE  # a query on its way: (ask, target index, server
 
 def describe(config: LeastWorkConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
-    choice = d if d < point.servers and needs_choice(point.servers, d, False) else 0
     # (ask_width 2d: at zero latency with lost messages, the targets' work beside them)
-    return Description(ints=[d], sample=d, choice_at_dispatch=choice, ask_width=2 * d, float_rows=3)
+    return Description(ints=[d], sample=d, ask_width=2 * d, float_rows=3)
 
 
 def instant_loss(config: LeastWorkConfig, point: Any) -> bool:
@@ -97,7 +96,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     n, d = P[P_N], P[D]
     picked = T.picked
     if d < n:
-        sample(rng, ubuf, iv, n, d, False, picked, T.choice)
+        sample(rng, ubuf, iv, n, d, False, picked, T.pool)
     else:  # d = N queries every server in id order, with no draw
         for j in range(n):
             picked[j] = j

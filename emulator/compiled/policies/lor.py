@@ -21,7 +21,7 @@ from ...policies.lor import LORConfig
 from ..core import sample, shortest
 from ..network import posted
 from ..state import I_ORIGIN, P_D, P_N, P_PARAMS, POLICY_MESSAGE
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_timer
 from .jsq import index_set_of, indexes_too_large, pick_of
 
@@ -33,9 +33,8 @@ COMPLETION = POLICY_MESSAGE  # with latency, a completion on its way
 
 def describe(config: LORConfig, point: Any, speeds: np.ndarray) -> Description:
     d = -1 if config.d is None else int(config.d)
-    choice = d if d > 0 and needs_choice(point.servers, d, False) else 0
     return Description(ints=[d], index=True, per_dispatcher=point.dispatchers > 1, int_rows=point.dispatchers,
-                       sample=max(d, 2), choice_at_dispatch=choice)
+                       sample=max(d, 2))
 
 
 def supports(config: LORConfig, point: Any) -> str | None:
@@ -53,7 +52,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
         sid = pick_of(rng, ubuf, iv, T, indexes, dispatcher)
     else:  # `LORPolicy.dispatch`: d sampled, the smallest count, ties by reservoir draws
         picked, values = T.picked, T.values
-        sample(rng, ubuf, iv, P[P_N], d, False, picked, T.choice)
+        sample(rng, ubuf, iv, P[P_N], d, False, picked, T.pool)
         for j in range(d):
             values[j] = outstanding[picked[j]]
         sid = picked[shortest(values, d, rng, ubuf, iv)]

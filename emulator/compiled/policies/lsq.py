@@ -24,7 +24,7 @@ from .. import faults
 from ..core import sample
 from ..network import open_ask, query
 from ..state import A_DISPATCHER, A_TAG, I_LEVELS, P_D, P_LATENT, P_N, P_PARAMS, P_QUERY, P_REPLY
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips, server_up
 from .jsq import index_set_of, indexes_too_large, pick_of
 
@@ -35,8 +35,7 @@ D = P_PARAMS
 
 def describe(config: LSQConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
-    choice = d if d < point.servers and needs_choice(point.servers, d, False) else 0
-    return Description(ints=[d], index=True, sample=d, choice_at_dispatch=choice,
+    return Description(ints=[d], index=True, sample=d,
                        per_dispatcher=point.dispatchers > 1, int_rows=point.dispatchers, asks_per_step=d)
 
 
@@ -51,7 +50,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     estimate = T.ints[dispatcher]
     picked = T.picked
     if d < n:
-        sample(rng, ubuf, iv, n, d, False, picked, T.choice)
+        sample(rng, ubuf, iv, n, d, False, picked, T.pool)
     if P[P_LATENT] == 1:  # one ask per server; each reply refreshes its estimate when it comes (`replied`)
         for j in range(d):
             sid = j if d == n else picked[j]

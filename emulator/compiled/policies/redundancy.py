@@ -16,7 +16,7 @@ from ...measure.messages import Kind
 from ...policies.redundancy import RedundancyConfig
 from ..core import sample
 from ..state import P_N, P_PARAMS
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer
 
 PARAMS = frozenset({"d", "cancel", "copies"})
@@ -25,9 +25,8 @@ D = P_PARAMS
 
 def describe(config: RedundancyConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
-    choice = d if needs_choice(point.servers, d, False) else 0
     # With latency a step sends at most d copies, or d - 1 cancels and one service's.
-    return Description(ints=[d], sample=d, choice_at_dispatch=choice, messages_per_step=2 * d)
+    return Description(ints=[d], sample=d, messages_per_step=2 * d)
 
 
 def copy_plan(config: RedundancyConfig) -> tuple[int, bool, bool, int]:
@@ -43,7 +42,7 @@ def instant_loss(config: Any, point: Any) -> bool:
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    sample(rng, ubuf, iv, P[P_N], P[D], False, T.picked, T.choice)  # the kernel sends the copies there
+    sample(rng, ubuf, iv, P[P_N], P[D], False, T.picked, T.pool)  # the kernel sends the copies there
     return -1, False
 
 

@@ -11,7 +11,7 @@ from ...policies.sed import SEDConfig
 from ..core import sample, uniform
 from ..network import open_ask, query_all
 from ..state import I_CURRENT, P_LATENT, P_N, P_PARAMS
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "rule", "ties"})
@@ -22,9 +22,8 @@ D, BY_DELAY, FASTEST = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2  # D: -1 for all N, 
 def describe(config: SEDConfig, point: Any, speeds: np.ndarray) -> Description:
     n = point.servers
     d = -1 if config.d is None else int(config.d)
-    choice = d if d > 0 and needs_choice(n, d, False) else 0
     return Description(ints=[d, config.rule == "expected_delay", config.ties == "fastest"],
-                       sample=n if d < 0 else d, choice_at_dispatch=choice, ask_width=n if d < 0 else d)
+                       sample=n if d < 0 else d, ask_width=n if d < 0 else d)
 
 
 @njit(cache=True, inline="always")
@@ -35,7 +34,7 @@ def _queried(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Too
         for sid in range(n):
             out[sid] = sid
         return n
-    sample(rng, ubuf, iv, n, d, False, out, T.choice)
+    sample(rng, ubuf, iv, n, d, False, out, T.pool)
     return d
 
 

@@ -11,7 +11,7 @@ from ...policies.sqd import SQDConfig
 from ..core import sample, shortest, uniform
 from ..network import open_ask, query_all
 from ..state import I_CURRENT, P_LATENT, P_N, P_PARAMS
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "replace"})
@@ -22,8 +22,7 @@ D, REPLACE, PAIR = P_PARAMS, P_PARAMS + 1, P_PARAMS + 2  # PAIR: SQ(2) without r
 def describe(config: SQDConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
     pair = d == 2 and not config.replace
-    choice = d if not pair and needs_choice(point.servers, d, config.replace) else 0
-    return Description(ints=[d, config.replace, pair], sample=d, choice_at_dispatch=choice, ask_width=d)
+    return Description(ints=[d, config.replace, pair], sample=d, ask_width=d)
 
 
 
@@ -34,7 +33,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     if P[P_LATENT]:  # `Uniforms.sample` (SimPy's written-out pair is for zero latency only), then ask them
         d = P[D]
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
-        sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, T.targets[ask], T.choice)
+        sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, T.targets[ask], T.pool)
         query_all(P, counts, iv, T, ask)
         return -1, False
     if P[PAIR]:  # the SimPy policy's written-out SQ(2): `Uniforms.sample(n, 2)` and `shortest`, inlined
@@ -48,7 +47,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
         return first, False
     d = P[D]
     picked, values = T.picked, T.values
-    sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, picked, T.choice)
+    sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, picked, T.pool)
     round_trips(P, counts, d)
     for j in range(d):
         values[j] = length[picked[j]]

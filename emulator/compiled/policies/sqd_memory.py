@@ -16,7 +16,7 @@ from ...policies.sqd_memory import SQDMemoryConfig
 from ..core import sample, shortest
 from ..network import open_ask, query_all
 from ..state import A_DISPATCHER, A_LEFT, A_N, I_CURRENT, P_D, P_LATENT, P_N, P_PARAMS
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "m"})
@@ -26,8 +26,7 @@ D, M = P_PARAMS, P_PARAMS + 1
 
 def describe(config: SQDMemoryConfig, point: Any, speeds: np.ndarray) -> Description:
     d = int(config.d)
-    choice = d if needs_choice(point.servers, d, False) else 0
-    return Description(ints=[d, config.m], sample=d + config.m, choice_at_dispatch=choice,
+    return Description(ints=[d, config.m], sample=d + config.m,
                        int_rows=point.dispatchers, ask_width=d + config.m)
 
 
@@ -45,7 +44,7 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     latent = P[P_LATENT] != 0
     ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, 0, 0, False) if latent else -1
     picked, memory = (T.targets[ask] if latent else T.picked), T.ints[dispatcher]
-    sample(rng, ubuf, iv, P[P_N], d, False, picked, T.choice)
+    sample(rng, ubuf, iv, P[P_N], d, False, picked, T.pool)
     k = d
     j = 0
     while j < m and memory[j] >= 0:  # the remembered ids that were not drawn

@@ -13,7 +13,7 @@ from ..core import sample
 from ..faults import INSTANT
 from ..network import open_ask, query
 from ..state import A_LEFT, A_TAG, I_CURRENT, P_LATENT, P_N, P_PARAMS
-from ..tools import Description, Tools, needs_choice
+from ..tools import Description, Tools
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "threshold", "replace"})
@@ -28,8 +28,7 @@ def describe(config: ThresholdConfig, point: Any, speeds: np.ndarray) -> Descrip
     # above NO_REPLY too (not an int64) finds a missing reply below it, as SimPy does: ABOVE_ALL.
     threshold = min(config.threshold, total + 1)
     above_all = config.threshold > NO_REPLY
-    choice = d if needs_choice(point.servers, d, config.replace) else 0
-    return Description(ints=[d, threshold, config.replace, above_all], sample=d, choice_at_dispatch=choice,
+    return Description(ints=[d, threshold, config.replace, above_all], sample=d,
                        ask_width=d)
 
 
@@ -40,11 +39,11 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     d = P[D]
     if P[P_LATENT]:  # the probes, drawn at once; each a round trip before the next (`replied`)
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, 1, 0, False)
-        sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, T.targets[ask], T.choice)
+        sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, T.targets[ask], T.pool)
         query(P, counts, iv, T, ask, 0)
         return -1, False
     picked = T.picked
-    sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, picked, T.choice)
+    sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, picked, T.pool)
     for i in range(d):
         server = picked[i]
         round_trips(P, counts, 1)
