@@ -240,8 +240,14 @@ def lost(iv: np.ndarray, fv: np.ndarray, F: Failing, sid: int, measured: int) ->
 
 
 @njit(cache=True, inline="always")
+def row_up(rows: np.ndarray, sid: int) -> bool:
+    """Whether server ``sid`` is up, read from the failing servers' rows (`Failing.sv`, or a hook's ``T.failing``)."""
+    return rows[sid, FLAGS] & UP != 0
+
+
+@njit(cache=True, inline="always")
 def up(F: Failing, sid: int) -> bool:
-    return F.sv[sid, FLAGS] & UP != 0
+    return row_up(F.sv, sid)
 
 
 @njit(cache=True, inline="always")

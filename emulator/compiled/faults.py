@@ -50,7 +50,7 @@ from numba import njit
 
 from ..measure.messages import NO_REPLY
 from .core import push, push_id
-from .failing import FLAGS, UP, Failing
+from .failing import Failing, row_up
 from .records import take_message
 from .state import (
     A_DISPATCHERS,
@@ -110,6 +110,22 @@ def on(T: Tools) -> bool:
 
 
 @njit(cache=True, inline="always")
+def count_lost(counts: np.ndarray, kind: int) -> None:
+    """Count a control message of ``kind`` as lost (``counts``' second half, as `Recorder.lose_message` does)."""
+    counts[len(counts) // 2 + kind] += 1
+
+
+@njit(cache=True, inline="always")
+def count_lost_since(counts: np.ndarray, window: np.ndarray, iv: np.ndarray, kind: int, phase: int) -> None:
+    """`count_lost` for a message lost on arrival: also in the window's snapshots taken since it was sent
+    (``phase``: the window edges passed then), as if it had been lost when it was sent."""
+    at = len(counts) // 2 + kind
+    counts[at] += 1
+    for edge in range(phase, iv[I_EDGES]):
+        window[edge, at] += 1
+
+
+@njit(cache=True, inline="always")
 def lost(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int) -> bool:
     """Whether the control message of ``kind`` sent now is lost (counted as lost if so).
 
@@ -121,7 +137,7 @@ def lost(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int) -> bool:
     at = iv[I_LOSS]
     iv[I_LOSS] = at + 1
     if T.loss[at] < p:
-        counts[len(counts) // 2 + kind] += 1
+        count_lost(counts, kind)
         return True
     return False
 
@@ -174,10 +190,7 @@ def dropped(P: np.ndarray, counts: np.ndarray, window: np.ndarray, iv: np.ndarra
     """
     asks = T.asks
     asks[ask, A_PENDING] -= 1
-    at = len(counts) // 2 + P[P_QUERY]
-    counts[at] += 1
-    for edge in range(asks[ask, A_PHASE], iv[I_EDGES]):
-        window[edge, at] += 1
+    count_lost_since(counts, window, iv, P[P_QUERY], asks[ask, A_PHASE])
     if asks[ask, A_DONE] == 0 and i >= asks[ask, A_FIRST]:  # of the round trip that waits
         asks[ask, A_LATE] = 1
     if asks[ask, A_DONE] == 2 and asks[ask, A_PENDING] == 0:
@@ -211,8 +224,8 @@ def asked(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray,
         counts[kind] += 1
         if lost(counts, iv, T, kind):
             missing += 1
-        elif failing and not asks[ask, A_DISPATCHERS] and servers[target, FLAGS] & UP == 0:  # lost at the down server
-            counts[len(counts) // 2 + kind] += 1
+        elif failing and not asks[ask, A_DISPATCHERS] and not row_up(servers, target):  # lost at the down server
+            count_lost(counts, kind)
             missing += 1
         else:
             value = T.count[target] if asks[ask, A_DISPATCHERS] else length[target]

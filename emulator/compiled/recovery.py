@@ -74,11 +74,7 @@ def reaches(counts: np.ndarray, window: np.ndarray, iv: np.ndarray, F: Failing, 
     """
     if what & TO_SERVER == 0 or up(F, a):
         return True
-    kind, phase = c % PHASE, c // PHASE
-    at = len(counts) // 2 + kind
-    counts[at] += 1
-    for edge in range(phase, iv[I_EDGES]):
-        window[edge, at] += 1
+    faults.count_lost_since(counts, window, iv, c % PHASE, c // PHASE)
     return False
 
 
@@ -118,10 +114,7 @@ def arrive(P: np.ndarray, counts: np.ndarray, window: np.ndarray, iv: np.ndarray
     asks[ask, A_PENDING] -= 1
     decide = -1
     if not up(F, asks[ask, A_TAG]):
-        at = len(counts) // 2 + P[P_REPLY]
-        counts[at] += 1
-        for edge in range(c % 4, iv[I_EDGES]):
-            window[edge, at] += 1
+        faults.count_lost_since(counts, window, iv, P[P_REPLY], c % 4)
     elif asks[ask, A_DONE] == 0:
         T.replies[ask, i] = c // 4
         asks[ask, A_LEFT] -= 1

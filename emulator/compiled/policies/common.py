@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from ..core import id_take, uniform
-from ..failing import FLAGS, UP
+from ..failing import row_up
 from ..state import P_D, P_N, P_QUERY, P_REPLY
 from ..tools import Tools
 
@@ -77,7 +77,7 @@ def list_dispatch(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T
 @njit(cache=True, inline="always")
 def server_up(T: Tools, sid: int) -> bool:
     """Whether server ``sid`` is up (`failing`); without failures ``T.failing`` is one row, up."""
-    return T.failing[sid if len(T.failing) > 1 else 0, FLAGS] & UP != 0
+    return row_up(T.failing, sid if len(T.failing) > 1 else 0)
 
 
 # -- the hooks of a policy that has none --------------------------------------------------------

@@ -234,7 +234,7 @@ def _lost_at(counts: np.ndarray, T: Tools, kind: int, sid: int) -> bool:
     """Whether a message of ``kind`` reaching server ``sid`` now is lost there (it is down): counted lost if so."""
     if server_up(T, sid):
         return False
-    counts[len(counts) // 2 + kind] += 1
+    faults.count_lost(counts, kind)
     return True
 
 

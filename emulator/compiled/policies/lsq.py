@@ -85,7 +85,7 @@ def _answered(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, sid: 
     if faults.lost(counts, iv, T, P[P_QUERY]):
         return False
     if not server_up(T, sid):  # lost at the down server
-        counts[len(counts) // 2 + P[P_QUERY]] += 1
+        faults.count_lost(counts, P[P_QUERY])
         return False
     counts[P[P_REPLY]] += 1
     return not faults.lost(counts, iv, T, P[P_REPLY])
