@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import inspect
 import sys
+from collections import Counter
 from types import FrameType
 from typing import Any
 
@@ -51,6 +52,37 @@ def generator_resumptions(policy: str, jobs: int, **options: Any) -> int:
 def test_a_plain_run_resumes_no_generator_per_job(policy: str, options: dict[str, Any]) -> None:
     generator_resumptions(policy, 100, **options)  # first calls: imports and caches
     assert generator_resumptions(policy, 4_000, **options) == generator_resumptions(policy, 2_000, **options)
+
+
+def python_calls(policy: str, jobs: int, **options: Any) -> Counter[str]:
+    """Python frames started during one `emulator.simulate` call, by module and function name."""
+    calls: Counter[str] = Counter()
+
+    def profile(frame: FrameType, event: str, _arg: Any) -> None:
+        if event == "call":
+            calls[f"{frame.f_globals.get('__name__')}.{frame.f_code.co_name}"] += 1
+
+    gc.collect()
+    sys.setprofile(profile)
+    try:
+        emulator.simulate(policy, servers=10, jobs=jobs, warmup_jobs=jobs // 10, seed=3, engine="simpy", **options)
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+def test_a_plain_sqd_job_starts_a_python_frame_only_where_a_tracer_or_a_policy_may_step_in() -> None:
+    # A Python call costs a plain SQ(2) run more than any line of its body: per job, what runs as a
+    # function of its own is the arrival, the job, the policy's decision, the channel's count, the
+    # dispatcher's send, the server's accept, its departure and the recorder's leave (each a seam that
+    # `emulator.model.trace` or a policy may wrap or replace). Scheduling a departure and the
+    # recorder's account of a job entering are written out where they happen.
+    python_calls("sqd", 100, d=2)  # first calls: imports and caches
+    small, large = python_calls("sqd", 2_000, d=2), python_calls("sqd", 4_000, d=2)
+    per_job = {name for name in large if large[name] - small[name] >= 2_000}
+    assert per_job == {f"emulator.{name}" for name in (
+        "model.build._arrive", "model.job.__init__", "policies.sqd.dispatch", "model.channels.count_round_trips",
+        "model.dispatcher._send_instant", "model.server.accept", "model.server._depart", "measure.recorder.leave")}
 
 
 def test_a_job_sent_to_a_server_by_its_departure_hook_starts_one_service(trace_rows: Any) -> None:

@@ -32,6 +32,7 @@ METRICS: tuple[str, ...] = (
 Every per-kind column comes from `KINDS`: a new message kind gets its sent,
 delivered and lost columns without more code.
 """
+FLUSH = QuantileSketch.FLUSH  # bound once: `Recorder.leave` reads it per job
 
 
 class Recorder:
@@ -91,6 +92,8 @@ class Recorder:
 
     # -- called by the servers -------------------------------------------------------
     def enter(self, now: float) -> None:
+        """A job enters a server now. `emulator.model.server.FifoServer.accept` writes these lines out: keep both
+        alike."""
         self.area += self.in_system * (now - self.last)
         self.last = now
         self.in_system += 1
@@ -109,7 +112,7 @@ class Recorder:
             # `QuantileSketch.add`, inlined: this runs once per job.
             buffer = self.responses.buffer
             buffer.append(response)
-            if len(buffer) >= QuantileSketch.FLUSH:
+            if len(buffer) >= FLUSH:
                 self.responses.flush()
             if self.series is not None:
                 self.series.add(job.id, response)

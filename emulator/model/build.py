@@ -173,8 +173,12 @@ class Source:
         # Jobs first .. end - 1 are measured; the arrivals of jobs first and end open and close
         # the measurement window.
         self.first, self.end = recorder.warmup, recorder.warmup + recorder.jobs
+        # The next job whose arrival is more than a job's (`_passes`): first, then end and each after it.
+        # One comparison per job rather than two.
+        self.mark = self.first
+        self.measuring = False  # first <= the next job's id < end
         self.alarm = Alarm(env, self._arrive)
-        self.aside = guard.Aside(self.alarm)
+        self.aside = guard.Aside(self.alarm, self._arrive)
         Alarm(env, self._start).after(0.0, URGENT)
 
     def draw(self) -> Dispatcher:
@@ -201,33 +205,26 @@ class Source:
         One method, all of it, since it runs per job; the loop stops early once arrivals
         have stopped (see the class).
         """
-        recorder, gaps, split, dispatchers = self.recorder, self.gaps, self.split, self.dispatchers
-        first, end, track = self.first, self.end, self.track
-        job_id = self.job_id
+        env, gaps, job_id = self.env, self.gaps, self.job_id
         while True:
-            if job_id >= end:
-                if job_id == end:
-                    recorder.edge()
-                if _all_arrived(self.recent if track else None, recorder.transfers, job_id):
-                    return
-            elif job_id == first:
-                recorder.edge()
-            job = Job(job_id, self.env._now, self.next_size(), first <= job_id < end)  # _now: no property call
-            if track and job.measured:
+            if job_id >= self.mark and self._passes(job_id):
+                return
+            job = Job(job_id, env._now, self.next_size(), self.measuring)  # _now: no property call
+            if self.track and self.measuring:
                 self.recent.append(job)
                 if not job_id & 63:
                     _all_arrived(self.recent, 0, 0)  # prunes
             job_id += 1
             self.job_id = job_id
-            target = dispatchers[0] if split is None else self.draw()  # (one dispatcher: no call per job)
-            target.receive(job)
+            # (One dispatcher: no call per job to choose it.)
+            (self.dispatchers[0] if self.split is None else self.draw()).receive(job)
             gap = next(gaps, None)
             if gap is None:
-                recorder.exhausted()
+                self.recorder.exhausted()
                 return
             if gap > 0.0:
                 # `Alarm.after`, inlined (one call fewer per job), beside the queue while held.
-                alarm, env, aside = self.alarm, self.env, self.aside
+                alarm, aside = self.alarm, self.aside
                 alarm.callbacks = alarm._then  # type: ignore[assignment]
                 entry = (env._now + gap, NORMAL, next(env._eid), alarm)
                 if aside.held:
@@ -235,6 +232,19 @@ class Source:
                 else:
                     heappush(env._queue, entry)
                 return
+
+    def _passes(self, job_id: int) -> bool:
+        """Job ``job_id``, at `mark`, opens or closes the window or comes after it: whether arrivals stop here."""
+        recorder = self.recorder
+        if job_id < self.end:  # the first measured job
+            recorder.edge()
+            self.measuring = True
+            self.mark = self.end
+            return False
+        self.measuring = False
+        if job_id == self.end:
+            recorder.edge()
+        return _all_arrived(self.recent if self.track else None, recorder.transfers, job_id)
 
 
 class BatchSource(Source):

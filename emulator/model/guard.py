@@ -50,13 +50,17 @@ class Aside:
     event id, event)``, in ``due`` instead, and `run` takes it in its turn: event ids are
     unique, so one comparison with the queue's first entry orders it exactly as the queue
     would. `release` puts it back in the queue, so a model stepped otherwise
-    (``env.run(until=...)``) sees every event where SimPy keeps it.
+    (``env.run(until=...)``) sees every event where SimPy keeps it. ``then`` is the event's one
+    callback, which `run` calls directly when the event's turn comes (one that always succeeds,
+    as an `emulator.model.server.Alarm` does).
     """
 
-    __slots__ = ("event", "held", "due")
+    __slots__ = ("event", "then", "held", "due")
 
-    def __init__(self, event: simpy.Event | None = None) -> None:
+    def __init__(self, event: simpy.Event | None = None,
+                 then: Callable[[simpy.Event], None] | None = None) -> None:
         self.event = event  # the event whose entries are held
+        self.then = then
         self.held = False
         self.due: tuple[float, int, int, simpy.Event] | None = None
 
@@ -186,6 +190,7 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
     queue = env._queue
     report = env.now + every
     aside = Aside() if aside is None else aside
+    then = aside.then
     aside.hold(queue)
     try:
         while True:
@@ -196,13 +201,16 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
                 # run ends there, and `done`'s stop is the last callback of its event.
                 due = aside.due
                 if due is not None and (not queue or due < queue[0]):
+                    # The held event: its one callback, called directly; it cannot fail.
                     aside.due = None
                     env._now, _, _, event = due
-                else:
-                    try:
-                        env._now, _, _, event = heappop(queue)
-                    except IndexError:
-                        raise EmptySchedule from None
+                    event.callbacks = None  # type: ignore[assignment]
+                    then(event)  # type: ignore[misc]  # (an Aside holds entries only of its own event)
+                    continue
+                try:
+                    env._now, _, _, event = heappop(queue)
+                except IndexError:
+                    raise EmptySchedule from None
                 callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
                 for callback in callbacks:
                     callback(event)

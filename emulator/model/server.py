@@ -117,25 +117,36 @@ class FifoServer(FifoQueue):
         if self.capacity is not None and self.length >= self.capacity:
             self._block(job)
             return
-        now = self.env._now
+        env = self.env
+        now = env._now
         job.at_server = now
         job.server = self.id
         self.queue.append(job)
         self.length += 1
-        self.recorder.enter(now)
+        # `Recorder.enter`, inlined: this runs per job.
+        recorder = self.recorder
+        recorder.area += recorder.in_system * (now - recorder.last)
+        recorder.last = now
+        recorder.in_system += 1
         if self.observer is not None:
             self.observer.arrive(self.length, now)
-        self.end = (now if self.idle else self.end) + job.size * self.inv_speed
+        service = job.size * self.inv_speed
         if self.idle:  # service starts now, and ends with the departure scheduled here
             self.idle = False
             job.start = now
-            self._departure.after(job.size * self.inv_speed)
+            end = self.end = now + service
+            # `Alarm.after`, inlined: this runs per job.
+            departure = self._departure
+            departure.callbacks = departure._then  # type: ignore[assignment]
+            heappush(env._queue, (end, NORMAL, next(env._eid), departure))
+        else:
+            self.end += service
         if self.on_arrive is not None:
             self.on_arrive(self, job)
 
     def _depart(self, _event: simpy.Event) -> None:
-        queue = self.queue
-        now = self.env._now
+        queue, env = self.queue, self.env
+        now = env._now
         job = queue.popleft()
         self.length -= 1
         self.recorder.leave(job, now)
@@ -149,7 +160,10 @@ class FifoServer(FifoQueue):
         if queue:
             job = queue[0]
             job.start = now
-            self._departure.after(job.size * self.inv_speed)
+            # `Alarm.after`, inlined: this runs per job.
+            departure = self._departure
+            departure.callbacks = departure._then  # type: ignore[assignment]
+            heappush(env._queue, (now + job.size * self.inv_speed, NORMAL, next(env._eid), departure))
         else:
             self.idle = True
 

@@ -57,25 +57,26 @@ class SQDPolicy(Policy):
         super().__init__(model, config)
         self.d = int(config.d)
         self.replace = config.replace
-        self.pair = self.d == 2 and not self.replace
+        # SQ(2) with zero latency, the common case: decided without a test of the parameters per job.
+        self.instant_pair = self.d == 2 and not self.replace and model.channel.instant
+        self.random = self.uniforms.random
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
-        uniforms = self.uniforms
-        channel = dispatcher.channel
-        if self.pair and channel.instant:
-            # SQ(2) with zero latency, the common case, written out: the same draws in the
-            # same order as `Uniforms.sample` and `shortest`, without their lists and calls.
-            random = uniforms.random
+        if self.instant_pair:
+            # Written out: the same draws in the same order as `Uniforms.sample` and `shortest`,
+            # without their lists and calls.
+            random = self.random
             n = len(servers)
             a = int(random() * n)
             b = int(random() * (n - 1))
             first, second = servers[a], servers[b + 1 if b >= a else b]
-            channel.count_round_trips(2)
+            dispatcher.channel.count_round_trips(2)
             one, two = first.length, second.length
-            pick_second = two < one or (two == one and random() * 2 < 1.0)
-            dispatcher.send(job, second if pick_second else first)
+            dispatcher.send(job, second if two < one or (two == one and random() * 2 < 1.0) else first)
             return
+        uniforms = self.uniforms
+        channel = dispatcher.channel
         sampled = [servers[i] for i in uniforms.sample(len(servers), self.d, self.replace)]
         if channel.instant:
             # Zero latency: the replies are the current lengths, so the round trip that
