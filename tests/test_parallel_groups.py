@@ -8,6 +8,7 @@ hook of ``conftest.py``, shows where each test ran and under which id.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -54,9 +55,11 @@ def test_a_modules_group_runs_on_one_process(tmp_path: Path) -> None:
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "test_grouped.py").write_text(GROUPED)
     (tmp_path / "test_alone.py").write_text(ALONE)
-    result = subprocess.run([sys.executable, "-m", "pytest", "-n", "2", "--dist", "loadgroup", "-v",
+    # Only xdist among the installed plugins: the others (hypothesis's) take seconds to load in each process.
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    result = subprocess.run([sys.executable, "-m", "pytest", "-p", "xdist", "-n", "2", "--dist", "loadgroup", "-v",
                              "-p", "no:cacheprovider", str(tmp_path)], cwd=tmp_path, capture_output=True,
-                            text=True, timeout=120)
+                            text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     grouped = re.findall(r"\[(gw\d)\] .*PASSED (\S*test_grouped\S*)", result.stdout)
     assert len(grouped) == 4, result.stdout[-3000:]
