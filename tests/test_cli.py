@@ -249,19 +249,23 @@ def test_bad_scenario_files_exit_2(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()  # refused before anything ran
 
 
-def test_bad_table_metric_and_format(quickstart: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_bad_table_metric_and_format(quickstart: tuple[subprocess.CompletedProcess[str], Path],
+                                     capsys: pytest.CaptureFixture[str]) -> None:
     _, out = quickstart
     for args, named in ((["--metric", "bogus"], "bogus"), (["--format", "xml"], "xml")):
-        result = lbemu("table", out, *args)
-        one_line_error(result.returncode, result.stderr, named)
+        code = main(["table", str(out), *args])  # in-process: the shell's exit 2 is test_bad_input_from_the_shell's
+        captured = capsys.readouterr()
+        one_line_error(code, captured.err, named)
+        assert captured.out == ""
 
 
-def test_readme_table_is_the_generated_one(quickstart: tuple[subprocess.CompletedProcess[str], Path]) -> None:
+def test_readme_table_is_the_generated_one(quickstart: tuple[subprocess.CompletedProcess[str], Path],
+                                           capsys: pytest.CaptureFixture[str]) -> None:
     _, out = quickstart
-    table = lbemu("table", out, "--format", "markdown")
-    assert table.returncode == 0, table.stderr
+    assert main(["table", str(out), "--format", "markdown"]) == 0  # in-process: the same command's output
+    table = capsys.readouterr().out
     readme = (ROOT / "README.md").read_text()
-    assert table.stdout.rstrip("\n") in readme, (
+    assert table.rstrip("\n") in readme, (
         "README's quickstart table is stale: paste the output of "
         "'lbemu run scenarios/quickstart.yaml --out results/quickstart && "
         "lbemu table results/quickstart --format markdown'")
