@@ -9,7 +9,6 @@ from typing import Any
 
 import pytest
 from helpers import intervals
-from helpers.groups import add_group_suffix
 from helpers.scenarios import trace_arrivals
 from hypothesis import settings
 
@@ -44,12 +43,6 @@ def pytest_configure(config: pytest.Config) -> None:
                  for half in (0, 1)]
     for process in compiling:
         process.wait()
-
-
-@pytest.hookimpl(trylast=True)  # after xdist's own hook, which adds the suffix where pytest lets it
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """A module's ``xdist_group`` tests run on one process, which runs its module fixtures once."""
-    add_group_suffix(config, items)
 
 
 @pytest.fixture
