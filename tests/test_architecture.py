@@ -10,6 +10,7 @@ implicit import of a parent package is not an edge.
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,8 @@ def _modules() -> dict[str, Path]:
     found = {}
     for package in PACKAGES:
         for path in (ROOT / package).rglob("*.py"):
+            if "__pycache__" in path.parts:  # the compiled engine's generated kernels, not the package's modules
+                continue
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             if parts[-1] == "__init__":
                 parts = parts[:-1]
@@ -51,6 +54,7 @@ def _imports(module: str, path: Path, known: set[str]) -> set[str]:
     return {name for name in names if name in known and name != module}
 
 
+@functools.cache  # read once for every test here (the callers do not change it)
 def _graph() -> dict[str, set[str]]:
     modules = _modules()
     return {module: _imports(module, path, set(modules)) for module, path in modules.items()}

@@ -375,6 +375,16 @@ def test_auto_runs_lost_messages_with_latency_compiled_and_weighs_what_they_cost
     assert compiled.simpy_seconds(lossy, lossy.policies[0]) > compiled.simpy_seconds(plain, plain.policies[0])
 
 
+def test_auto_runs_compiled_a_short_run_whose_jobs_each_ask_a_thousand_servers_with_latency() -> None:
+    """JSQ with latency at N = 1,000: 110 jobs took SimPy 4.8 s (its 2,000 messages a job in flight cost more
+    each), the cost model without its crowding term said 0.58 s, and auto ran it on SimPy."""
+    point = make_point({"name": "jsq"}, servers=1000, jobs=100, warmup=10, load=0.9, latency=0.01)
+    assert compiled.simpy_seconds(point, point.policies[0]) > compiled.AUTO_SECONDS
+    assert choose_engine(point, point.policies[0]) == "compiled"
+    few = make_point({"name": "sqd", "d": 2}, servers=1000, jobs=100, warmup=10, load=0.9, latency=0.01)
+    assert choose_engine(few, few.policies[0]) == "simpy"  # two messages a job: no crowd
+
+
 def test_auto_weighs_what_a_job_costs_and_a_shorter_run_never_moves_to_simpy_where_it_is_slower() -> None:
     """30,000 jobs of SQ(100): 3 million samples, seconds of SimPy; the same jobs of Random are a tenth."""
     def point(policy: dict[str, Any], jobs: int, **options: Any) -> Any:
