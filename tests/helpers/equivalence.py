@@ -22,30 +22,32 @@ JOBS_PER_SERVER = 10
 """...but at least this many jobs per server, so that a system of 200 servers fills its queues too."""
 
 
-SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "jsq_push", "lor", "late_binding", "redundancy",
-                       "batch_sqd"),
+SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "late_binding", "redundancy", "batch_sqd"),
            "ps": ("random", "jsq", "sqd", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
-           "faults": ("random", "jiq", "sqd", "least_work")}
+           "held": ("jiq", "jbt"),
+           "faults": ("random", "jiq", "sqd"),
+           "faults with latency": ("jiq", "sqd")}
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
 Every policy's cases in continuous time at zero latency (FIFO and pools) are in the suite, and the
 contract's systems without latency (`contract_systems`). Each feature is a
-further kernel per policy (5-20 s of CPU to compile), and each case a further test, so the suite
-runs them for a few policies, chosen so that each
-way a policy meets the feature is covered once. Latency: a policy whose jobs alone travel (Random, which
-`check_policy`'s example checks in every system), one that asks all servers and one that
-samples (the ask records and their replies), one that pulls (JIQ's tokens), one that reports and
-broadcasts (JBT-d), one whose servers push (JSQ-push), one that hears of completions (LOR), one
-that reserves and is asked for its jobs (late binding), one that cancels copies (redundancy), one
-whose batch of jobs waits for one ask's replies (batch sampling).
+further kernel per policy (5-30 s of CPU to compile, 48 of them about 6 of the suite's 11 minutes), and each
+case a further test, so the suite runs them for a few policies, chosen so that each way the kernel carries
+the feature is covered once; `benchmarks/equivalence.py --engines` runs every case, at full length.
+Latency: a policy whose jobs alone travel (Random, which `check_policy`'s example checks in every system),
+one that asks all servers and one that samples (the ask records and their replies), one that pulls
+(JIQ's tokens: a server's message to the dispatchers, as JSQ-push's updates and LOR's completions), one
+that reports and broadcasts (JBT-d), one that reserves and is asked for its jobs (late binding), one that
+cancels copies (redundancy), one whose batch of jobs waits for one ask's replies (batch sampling).
 Processor sharing: one without messages and two that ask (whose theory `tests/test_ps.py` checks
 on them), and the two whose decisions read what PS changes (the work left, the completions).
 Slotted time: the policies of the slot model's paper, whose theory and claims the slotted tests
-check on them. Faults: a policy without messages, one that pulls, one that
-asks, and least work (its replies carry the work left, not lengths); with latency, those of them in
-the latency sample.
+check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them.
+Faults: a policy without messages, one that pulls and one that asks (at zero latency, lost messages
+take the asks through records: `faults`); with latency, the two whose messages meet down servers and
+timeouts.
 """
 
 
@@ -61,11 +63,12 @@ def in_suite(key: str, options: dict[str, Any]) -> bool:
     if options.get("discipline") == "ps":
         return policy in SAMPLED["ps"] and not latent
     if options.get("time") == "slotted":
-        return policy in SAMPLED["slotted"]
+        held = (options.get("slot") or {}).get("pull_delay", 0) > 0
+        return policy in SAMPLED["held" if held else "slotted"]
     if options.get("failures") is not None or (options.get("loss", 0) > 0 and not latent):
         # (JIQ-SQ(d)'s lost messages at zero latency take a kernel of their own: its asks through records)
-        return policy in SAMPLED["faults"] and not (policy == "jiq" and "d" in options and not latent
-                                                    and options.get("loss", 0) > 0)
+        return policy in SAMPLED["faults with latency" if latent else "faults"] and not (
+            policy == "jiq" and "d" in options and not latent and options.get("loss", 0) > 0)
     return True
 
 
