@@ -14,6 +14,7 @@ import gc
 import inspect
 import sys
 from collections import Counter
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -25,6 +26,18 @@ from emulator.model.build import Model, build_model
 from emulator.model.job import Job
 
 
+def profiled(profile: Callable[[FrameType, str, Any], None], policy: str, jobs: int, **options: Any) -> None:
+    """One `emulator.simulate` call on SimPy, with ``profile`` seeing each frame it starts or resumes."""
+    # A generator that earlier code left unfinished is closed when the collector frees it, which
+    # the profile sees as a resumption: collect what is already garbage first.
+    gc.collect()
+    sys.setprofile(profile)
+    try:
+        emulator.simulate(policy, servers=10, jobs=jobs, warmup_jobs=jobs // 10, seed=3, engine="simpy", **options)
+    finally:
+        sys.setprofile(None)
+
+
 def generator_resumptions(policy: str, jobs: int, **options: Any) -> int:
     """Generator frames started or resumed during one `emulator.simulate` call."""
     count = 0
@@ -34,14 +47,7 @@ def generator_resumptions(policy: str, jobs: int, **options: Any) -> int:
         if event == "call" and frame.f_code.co_flags & inspect.CO_GENERATOR:
             count += 1
 
-    # A generator that earlier code left unfinished is closed when the collector frees it, which
-    # the profile sees as a resumption: collect what is already garbage before counting.
-    gc.collect()
-    sys.setprofile(profile)
-    try:
-        emulator.simulate(policy, servers=10, jobs=jobs, warmup_jobs=jobs // 10, seed=3, engine="simpy", **options)
-    finally:
-        sys.setprofile(None)
+    profiled(profile, policy, jobs, **options)
     return count
 
 
@@ -62,12 +68,7 @@ def python_calls(policy: str, jobs: int, **options: Any) -> Counter[str]:
         if event == "call":
             calls[f"{frame.f_globals.get('__name__')}.{frame.f_code.co_name}"] += 1
 
-    gc.collect()
-    sys.setprofile(profile)
-    try:
-        emulator.simulate(policy, servers=10, jobs=jobs, warmup_jobs=jobs // 10, seed=3, engine="simpy", **options)
-    finally:
-        sys.setprofile(None)
+    profiled(profile, policy, jobs, **options)
     return calls
 
 
