@@ -136,3 +136,11 @@ def test_a_sample_without_replacement_is_uniform_over_ordered_draws(n: int, k: i
         counts[drawn] = counts.get(drawn, 0) + 1
     assert len(counts) == cells
     assert stats.chisquare(list(counts.values())).pvalue > 0.001
+
+
+def test_a_sample_of_more_distinct_values_than_there_are_is_refused() -> None:
+    """A policy of one's own that asks for k > n distinct values gets a ValueError that says so."""
+    from emulator.workload.streams import Uniforms
+
+    with pytest.raises(ValueError, match="a sample of 5 distinct values from 4: expected at most 4"):
+        Uniforms(np.random.default_rng(1)).sample(4, 5)

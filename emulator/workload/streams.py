@@ -102,6 +102,8 @@ class Uniforms:
             return chosen
         # Otherwise rejection would redraw often: the first k places of a Fisher-Yates shuffle of
         # range(n), one draw each (n < 4k, so the list costs what the sample does).
+        if k > n:
+            raise ValueError(f"a sample of {k} distinct values from {n}: expected at most {n}")
         pool = list(range(n))
         for j in range(k):
             i = j + int(next(it) * (n - j))
