@@ -281,7 +281,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     continue
                 if wait:
                     return wait
-            need = needs.event(P, iv, T.lists, length, j_next, code, failing, asking, occ_count, occ_totals)
+            need = needs.event(P, iv, T.lists, length, code, failing, asking, occ_count, occ_totals)
             if not need and latent:  # a delivered message may send more, reach a server or list an id: room first
                 need = needs.delivery(P, iv, T.lists, T.binding, occ_count, occ_totals, reserving)
             if not need and asking and not faults.room(P, iv):  # a timeout's decision may probe again

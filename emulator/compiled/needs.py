@@ -97,9 +97,9 @@ def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_total
 
 
 @njit(cache=True, inline="always")
-def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, j_next: np.ndarray, code: int,
+def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, code: int,
           failing: bool, asking: bool, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
-    """Before the event ``code`` at the heap's top: the draws and list room of a timer or a departure, and
+    """Before the event ``code`` at the heap's top: the list room of a timer or a departure, and
     (``asking``) the occupancy room of the job an ask's timeout sends to its server now, or the list room of the
     token it sends (JIQ-SQ(d))."""
     kind = code & 3

@@ -82,7 +82,13 @@ class Uniforms:
         return int(next(self._it) * n)
 
     def sample(self, n: int, k: int, replace: bool = False) -> list[int]:
-        """``k`` integers from ``[0, n)``, distinct unless ``replace``."""
+        """``k`` integers from ``[0, n)``, distinct unless ``replace``, made of `random`'s draws alone.
+
+        With replacement one draw each; two draws for k = 2; redraws of repeats where 4k <= n;
+        otherwise the first k places of a Fisher-Yates shuffle of ``range(n)``. The compiled
+        engine's `emulator.compiled.core.sample` draws the same. Raises `ValueError` for k > n
+        distinct values.
+        """
         it = self._it
         if replace:
             return [int(next(it) * n) for _ in range(k)]
