@@ -255,6 +255,10 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
                               "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
     "batch_sqd_water_big_batches_d3": {"policy": "batch_sqd", "d": 1, "fill": "water", "servers": 5, "dispatchers": 3,
                                        "arrivals": {"kind": "batch_poisson", "mean_batch": 8.0}},
+    # Each job of a batch reaching a processor-sharing server schedules a completion: far more events at once
+    # than the heap's room for one arrival.
+    "batch_sqd_ps_huge_batches": {"policy": "batch_sqd", "d": 2, "servers": 4, "discipline": "ps", "load": 0.7,
+                                  "arrivals": {"kind": "batch_poisson", "mean_batch": 50.0}},
 }
 
 # Lost messages (docs/faults.md): each control message lost with probability 0.2 in the ``loss`` stream,

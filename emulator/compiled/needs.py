@@ -88,8 +88,9 @@ def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.n
 
 @njit(cache=True, inline="always")
 def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
-    """Before the next job of a whole batch reaches the policy (`kernel`'s source state 4)."""
-    if P[P_POOL] == 1 and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+    """Before the next job of a whole batch reaches the policy (`kernel`'s source state 4): room for the event its
+    server may schedule (a pool's task, a processor-sharing server's completion)."""
+    if P[P_POOL] != 0 and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
         return NEED_HEAP
     if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
         return NEED_OCCUPANCY
