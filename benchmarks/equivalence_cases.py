@@ -272,7 +272,7 @@ FAILURES = {"up": {"kind": "exponential", "mean": 20.0}, "down": {"kind": "expon
 # The policies that ask their servers and run every fault compiled, at zero latency too.
 ASKING = ("sqd", "jsq", "sed", "sqd_memory")
 SENDING = set(POLICIES) - {"random", "round_robin", "jiq", *ASKING, "persistent_idle", "lor", "jsq_sparse",
-                            "threshold", "jbt", "lsq", "jsq_push"}
+                            "threshold", "jbt", "lsq", "jsq_push", "batch_sqd"}
 FAILING = {"load": 0.7, "timeout": 0.08}  # servers up 10/11 of the time: load 0.77 on what is up
 FAULTS: dict[str, dict[str, Any]] = {
     **{f"{policy}_loss": {"policy": policy, **params, **LOSS} for policy, params in POLICIES.items()},
@@ -380,6 +380,16 @@ FAULTS: dict[str, dict[str, Any]] = {
     "batch_sqd_water_fail_hold_loss": {"policy": "batch_sqd", "d": 2, "fill": "water", **FAILING, **LOSS,
                                        "arrivals": {"kind": "batch_poisson", "mean_batch": 2.0},
                                        "failures": {**FAILURES, "on_down": "hold"}},
+    # Batches far larger than N placed at their ask's timeout (one job a step at zero latency), at full and down
+    # servers, counted in the occupancy arrays; a timeout of 0 decides every ask that misses a reply at once.
+    "batch_sqd_fail_lose_huge_batches_capacity": {"policy": "batch_sqd", "d": 2, "servers": 4, **FAILING, **LOSS,
+                                                  "capacity": 3, "occupancy": True,
+                                                  "arrivals": {"kind": "batch_poisson", "mean_batch": 30.0},
+                                                  "failures": {**FAILURES, "on_down": "lose"}},
+    "batch_sqd_water_fail_hold_big_batches_shares": {
+        "policy": "batch_sqd", "d": 1, "fill": "water", "servers": 5, "dispatchers": 3,
+        "dispatcher_shares": [0.5, 0.3, 0.2], **FAILING, "loss": 0.3, "timeout": 0.0,
+        "arrivals": {"kind": "batch_poisson", "mean_batch": 12.0}, "failures": {**FAILURES, "on_down": "hold"}},
 }
 
 

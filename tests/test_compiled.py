@@ -526,7 +526,8 @@ def test_a_folder_started_on_simpy_resumes_on_the_compiled_engine(tmp_path: Path
 
 def test_the_kernel_runs_as_plain_python_without_jit() -> None:
     """NUMBA_DISABLE_JIT=1 runs the compiled engine's code as Python (a debugger and coverage see it),
-    with the rows of the compiled engine: the SimPy engine's, in a case per built-in compiled policy."""
+    with the rows of the compiled engine: the SimPy engine's, in a case per built-in compiled policy, and where
+    numpy's bounds checks see arrays too short for many jobs of one instant."""
     import subprocess
 
     script = """
@@ -543,13 +544,21 @@ cases = {"jsq": {}, "sqd": {"d": 3}, "jiq": {"dispatchers": 2}, "jbt": {"d": 2, 
 cases["late_binding"] = {"d": 3, "dispatchers": 2}
 cases["redundancy"] = {"d": 3, "cancel": "start", "dispatchers": 2}
 assert set(cases) == set(COMPILED), sorted(COMPILED)
+runs = {name: (name, options) for name, options in cases.items()}
+# Where the kernel's arrays must have room for many jobs of one instant (numpy checks the bounds here):
+# batches of 100 at 4 processor-sharing servers, and batches placed at their ask's timeout.
+down = {"kind": "exponential", "mean": 2.0}
+runs["batch_sqd, ps"] = ("batch_sqd", {"servers": 4, "discipline": "ps", "arrivals": {
+    "kind": "batch_poisson", "mean_batch": 100.0, "batch": "deterministic"}})
+runs["batch_sqd, faults"] = ("batch_sqd", {"servers": 4, "loss": 0.3, "timeout": 0.0, "capacity": 3, "failures": {
+    "up": {"kind": "exponential", "mean": 20.0}, "down": down}, "arrivals": {"kind": "batch_poisson", "mean_batch": 20.0}})
 out = {}
-for name, options in cases.items():
-    rows = [emulator.simulate(name, servers=10, load=0.8, jobs=1500, seed=5, engine=engine, **options)
-            for engine in ("simpy", "compiled")]
+for key, (name, options) in runs.items():
+    options = {"servers": 10, "load": 0.8, "jobs": 1500, "seed": 5, **options}
+    rows = [emulator.simulate(name, engine=engine, **options) for engine in ("simpy", "compiled")]
     for row in rows:
         row.pop("wall_seconds")
-    out[name] = [rows[1].pop("engine"), rows[0].pop("engine"), rows[0] == rows[1]]
+    out[key] = [rows[1].pop("engine"), rows[0].pop("engine"), rows[0] == rows[1]]
 print(json.dumps(out))
 """
     env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .state import I_FREE, I_SPLIT, Q_BOUNDS
+from .core import pop, replace_first
+from .state import I_FREE, I_SPLIT, Q_BOUNDS, SERVICE_END
 
 
 @njit(cache=True, inline="always")
@@ -28,6 +29,20 @@ def free_slot(iv: np.ndarray, j_next: np.ndarray, slot: int) -> None:
     """Give job slot ``slot`` back."""
     j_next[slot] = iv[I_FREE]
     iv[I_FREE] = slot
+
+
+@njit(cache=True, inline="always")
+def next_service(heap: np.ndarray, iv: np.ndarray, head: np.ndarray, j_start: np.ndarray, j_size: np.ndarray,
+                 inv: float, sid: int, now: float) -> int:
+    """FIFO server ``sid``'s first job has left: the next one's service starts now, its end replacing the
+    server's event at the heap's top (else that event goes). Its slot, or -1."""
+    following = head[sid]
+    if following >= 0:
+        j_start[following] = now
+        replace_first(heap, iv, now + j_size[following] * inv, SERVICE_END + 4 * sid)
+    else:
+        pop(heap, iv)
+    return following
 
 
 @njit(cache=True, inline="always")

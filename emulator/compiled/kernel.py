@@ -22,9 +22,9 @@ from . import binding, faults, needs, occupancy, recovery
 from . import copying as copies_
 from . import failing as failures
 from . import ps as sharing_
-from .core import pop, push, replace_first, unmanaged, view
-from .jobs import append, first_leaves, free_slot, pick_dispatcher, take_slot
-from .network import answer, close_ask, expire, post
+from .core import pop, push, unmanaged, view
+from .jobs import append, first_leaves, free_slot, next_service, pick_dispatcher, take_slot
+from .network import answer, close_ask, decided, expire, post
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, enter, leave
 from .records import release
@@ -60,6 +60,7 @@ from .state import (
     I_MAXLEN,
     I_NRESP,
     I_ORIGIN,
+    I_PLACING,
     I_SIZE,
     I_SRC,
     I_TRANSFERS,
@@ -166,10 +167,17 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             need = copies_.room(iv, cp)
             if need:
                 return need
+        if whole and asking and iv[I_PLACING] > 0:  # a batch its ask's timeout decided: its next job, now
+            need = needs.batch_member(P, iv, occ_count, occ_totals, True, False)
+            if need:
+                return need
+            slot = iv[I_PLACING] - 1
+            sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, -1)  # (moves I_PLACING on)
+            iv[I_TRANSFERS] += 1
         # -- the source, when a job is due now or it needs its next gap ------------------
         while iv[I_SRC] == 1 or iv[I_SRC] == 2 or iv[I_SRC] == 4:
             if whole and iv[I_SRC] == 4:  # a whole batch is in: its jobs reach the policy one by one, in order
-                need = needs.batch_member(P, iv, occ_count, occ_totals)
+                need = needs.batch_member(P, iv, occ_count, occ_totals, pool or ps or failing, asking)
                 if need:
                     return need
                 slot = iv[I_BATCH_HEAD]
@@ -319,16 +327,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     if length[sid] > 0:
                         sharing_.schedule(sharing, heap, iv, length, j_start, inv_speed[sid * speed_index], sid, now)
                 elif kind == SERVICE_END:  # the next job's service starts
-                    following = head[sid]
-                    if following >= 0:
-                        j_start[following] = now
-                        replace_first(heap, iv, now + j_size[following] * inv_speed[sid * speed_index],
-                                      SERVICE_END + 4 * sid)
-                    else:
-                        pop(heap, iv)
+                    inv = inv_speed[sid * speed_index]
+                    following = next_service(heap, iv, head, j_start, j_size, inv, sid, now)
                     if failing:
-                        failures.departed(iv, fail, sid, following, j_size[following] * inv_speed[sid * speed_index]
-                                          if following >= 0 else 0.0, now)
+                        failures.departed(iv, fail, sid, following, j_size[following] * inv if following >= 0 else 0.0,
+                                          now)
                 # Late binding: the job that the idle server's request fetched reaches it now (below).
                 slot = binding.handed(T.binding) if reserving else -1
                 if slot >= 0:
@@ -380,12 +383,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                         if checked and to >= P[P_N]:
                             iv[I_BAD] = to
                             return BAD_SERVER
-                        if asks[decide, A_LEFT] == 0:  # (the threshold model may ask again)
-                            held = asks[decide, A_JOB]
-                            close_ask(T, iv, decide)
-                            if to >= 0:
-                                iv[I_TRANSFERS] += 1
-                                post(T, iv, TRANSFER, held, to, via)
+                        decided(T, iv, decide, to, via)  # (the threshold model may ask again)
             elif asking:  # zero latency with faults: an ask's timeout; the job it held reaches its server now
                 decide = expire(T, iv, code >> 2)
                 while decide >= 0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import binding
+from . import binding, faults
 from .core import list_room
 from .network import room
 from .state import (
@@ -46,7 +46,6 @@ from .state import (
     P_LISTS_AT_DEPARTURE,
     P_N,
     P_OCCUPANCY,
-    P_POOL,
     P_ROOM,
     POOL_END,
     SERVICE_END,
@@ -87,13 +86,17 @@ def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.n
 
 
 @njit(cache=True, inline="always")
-def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
-    """Before the next job of a whole batch reaches the policy (`kernel`'s source state 4): room for the event its
-    server may schedule (a pool's task, a processor-sharing server's completion)."""
-    if P[P_POOL] != 0 and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
+def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray, events: bool,
+                 asking: bool) -> int:
+    """Before the next job of a whole batch reaches the policy (`kernel`'s source state 4) or, placed at its ask's
+    timeout, its server: room for the event its server may schedule (``events``: a pool's task, a
+    processor-sharing server's completion, a failing server's wake-up), and (``asking``) for the batch's ask."""
+    if events and iv[I_HEAP] + 2 >= iv[I_HEAP_CAP]:
         return NEED_HEAP
     if P[P_OCCUPANCY] != 0 and occupancy_full(iv, occ_count, occ_totals, 1):
         return NEED_OCCUPANCY
+    if asking and not faults.room(P, iv):
+        return NEED_NETWORK
     return 0
 
 

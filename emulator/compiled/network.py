@@ -69,6 +69,7 @@ from .state import (
     I_MSGS,
     I_NLAT,
     I_NLOSS,
+    I_TRANSFERS,
     MESSAGE,
     P_ASK_ROOM,
     P_HELD,
@@ -78,6 +79,7 @@ from .state import (
     P_ROOM,
     QUERY_EVENT,
     REPLY_EVENT,
+    TRANSFER,
 )
 from .tools import Tools
 
@@ -191,6 +193,19 @@ def close_ask(T: Tools, iv: np.ndarray, ask: int) -> None:
     T.asks[ask, A_NEXT] = iv[I_ASK_FREE]
     iv[I_ASK_FREE] = ask
     iv[I_ASKS] -= 1
+
+
+@njit(cache=True, inline="always")
+def decided(T: Tools, iv: np.ndarray, ask: int, to: int, via_list: bool) -> None:
+    """With latency, the policy's ``replied`` has run: unless the threshold model asks again, ``ask`` closes and
+    the job it held leaves for server ``to`` (if any: `Channel.transfer`)."""
+    if T.asks[ask, A_LEFT] != 0:
+        return
+    held = T.asks[ask, A_JOB]
+    close_ask(T, iv, ask)
+    if to >= 0:
+        iv[I_TRANSFERS] += 1
+        post(T, iv, TRANSFER, held, to, via_list)
 
 
 @njit(cache=True, inline="always")

@@ -94,7 +94,8 @@ I_BATCH = 61  # the size of the batch being placed
 I_BATCH_AT = 62  # its jobs placed so far
 I_LOST_JOBS = 63  # measured jobs lost at a failing server (`failing`, Recorder.lost_jobs)
 I_PERIODS = 64  # NEED_PERIODS: the period row to refill, 2 * server + (0 up, 1 down) (`failing`)
-I_NIV = 65
+I_PLACING = 65  # 1 + the slot of the next job of a batch its ask's timeout placed, one a step (0: none)
+I_NIV = 66
 
 # -- float scalars (fv) -----------------------------------------------------------------
 F_NOW = 0

@@ -133,7 +133,7 @@ class Toolkit:
         self.values = np.zeros(k, dtype=np.int64)
         self.ints = np.zeros((max(1, description.int_rows), n if description.int_rows else 1), dtype=np.int64)
         self.floats = np.zeros((max(1, description.float_rows), n if description.float_rows else 1))
-        # With latency `network.Pools` replaces these; without, they stay placeholders.
+        # With latency, or faults at zero latency, `open_network` replaces these; otherwise they stay placeholders.
         self.latency = np.zeros(1)
         self.msg = np.zeros((1, 4), dtype=np.int64)
         self.asks = np.zeros((1, S.A_FIELDS), dtype=np.int64)

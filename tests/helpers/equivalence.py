@@ -23,10 +23,10 @@ JOBS_PER_SERVER = 10
 
 
 SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "late_binding", "redundancy", "batch_sqd"),
-           "ps": ("random", "jsq", "sqd", "least_work", "lor"),
+           "ps": ("random", "jsq", "sqd", "least_work", "lor", "batch_sqd"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
            "held": ("jiq", "jbt"),
-           "faults": ("random", "jiq", "sqd"),
+           "faults": ("random", "jiq", "sqd", "batch_sqd"),
            "faults with latency": ("jiq", "sqd")}
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
@@ -42,12 +42,14 @@ one that asks all servers and one that samples (the ask records and their replie
 that reports and broadcasts (JBT-d), one that reserves and is asked for its jobs (late binding), one that
 cancels copies (redundancy), one whose batch of jobs waits for one ask's replies (batch sampling).
 Processor sharing: one without messages and two that ask (whose theory `tests/test_ps.py` checks
-on them), and the two whose decisions read what PS changes (the work left, the completions).
+on them), the two whose decisions read what PS changes (the work left, the completions), and whole
+batches, each of whose jobs schedules a completion at once.
 Slotted time: the policies of the slot model's paper, whose theory and claims the slotted tests
 check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them.
 Faults: a policy without messages, one that pulls and one that asks (at zero latency, lost messages
-take the asks through records: `faults`); with latency, the two whose messages meet down servers and
-timeouts.
+take the asks through records: `faults`), and whole batches whose ask's timeout places them (their failing
+servers' kernel, which asks through records too); with latency, the two whose messages meet down servers
+and timeouts.
 """
 
 
@@ -66,9 +68,11 @@ def in_suite(key: str, options: dict[str, Any]) -> bool:
         held = (options.get("slot") or {}).get("pull_delay", 0) > 0
         return policy in SAMPLED["held" if held else "slotted"]
     if options.get("failures") is not None or (options.get("loss", 0) > 0 and not latent):
-        # (JIQ-SQ(d)'s lost messages at zero latency take a kernel of their own: its asks through records)
-        return policy in SAMPLED["faults with latency" if latent else "faults"] and not (
-            policy == "jiq" and "d" in options and not latent and options.get("loss", 0) > 0)
+        # (JIQ-SQ(d)'s lost messages at zero latency take a kernel of their own: its asks through records; batch
+        # SQ(d)'s lost messages alone too, where its failing servers' kernel asks through records already)
+        own_kernel = not latent and options.get("loss", 0) > 0 and (
+            (policy == "jiq" and "d" in options) or (policy == "batch_sqd" and options.get("failures") is None))
+        return policy in SAMPLED["faults with latency" if latent else "faults"] and not own_kernel
     return True
 
 

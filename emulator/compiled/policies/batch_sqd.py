@@ -12,6 +12,12 @@ record holds the first job, chained to the others by the kernel's ``T.next``, an
 batch's size), every job waits, and when the replies are in (or, with lost messages,
 at the timeout) `replied` makes the same passes over the replies and sends the jobs
 in order, as `BatchSQDPolicy._place` does.
+
+At zero latency with faults (`faults.INSTANT`) the first job opens the ask, answered at
+once (`faults.asked`): with every reply in, each job is placed as it is handed over, as
+without faults; else every job waits, and at the ask's timeout `replied` places the
+first and leaves the others to the kernel one a step (``iv[I_PLACING]``, each handed
+over as ask -1), with no event between them, as `_place` sends them all at once.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ import numpy as np
 from numba import njit
 
 from ...policies.batch_sqd import BatchSQDConfig
+from .. import faults
 from ..core import sample, uniform
-from ..network import open_ask, post, query_all
+from ..network import close_ask, open_ask, post, query_all
 from ..state import (
     A_JOB,
     A_N,
@@ -31,6 +38,7 @@ from ..state import (
     I_BATCH,
     I_BATCH_AT,
     I_CURRENT,
+    I_PLACING,
     I_TRANSFERS,
     P_LATENT,
     P_N,
@@ -39,11 +47,15 @@ from ..state import (
     TRANSFER,
 )
 from ..tools import Description, Tools
-from .common import round_trips
+from .common import asked_now, round_trips
 
 PARAMS = frozenset({"d", "fill"})
 WHOLE_BATCHES = True  # the kernel holds each batch until it is complete (`Description.whole`; `loading.features`)
+ASKS = True  # at zero latency with faults the batch's ask goes through a record (`faults.INSTANT`)
 D, WATER = P_PARAMS, P_PARAMS + 1
+AT, K, M, WAITS = 0, 1, 2, 3
+"""``T.ints[1]``: the batch's jobs placed so far, its size and servers asked (placing at a timeout), and whether
+its ask waits for its timeout (`faults.INSTANT`)."""
 SHIFT = 1 << 62
 """Taken off every reply: a missing one (`NO_REPLY`, sys.maxsize) stays above every length, and the batch's
 jobs placed on it (fewer than the run's, which the kernel keeps below 2**62) cannot overflow it."""
@@ -51,7 +63,7 @@ jobs placed on it (fewer than the run's, which the kernel keeps below 2**62) can
 
 def describe(config: BatchSQDConfig, point: Any, speeds: np.ndarray) -> Description:
     d, n = int(config.d), point.servers
-    return Description(ints=[d, config.fill == "water"], sample=n, int_rows=1, whole=d, ask_width=n)
+    return Description(ints=[d, config.fill == "water"], sample=n, int_rows=2, whole=d, ask_width=n)
 
 
 def supports(config: BatchSQDConfig, point: Any) -> str | None:
@@ -61,11 +73,17 @@ def supports(config: BatchSQDConfig, point: Any) -> str | None:
     return None
 
 
+def instant_loss(config: BatchSQDConfig, point: Any) -> bool:
+    """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, the batch's ask is
+    answered at once or decided at its timeout (``ASKS``: `faults.asked`)."""
+    return True
+
+
 def servers_fail(config: BatchSQDConfig, point: Any) -> bool:
-    """Whether the kernel runs its failing servers (`eligibility.supports`): with latency, where the batch's ask is
-    a record whose query lost at a down server leaves it to its timeout (`faults.dropped`), and its servers have no
-    hooks; not at zero latency, where a batch its timeout decides would reach its servers in one step of many jobs."""
-    return point.scenario.network.latency.mean != 0
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes, the batch's ask is a record whose
+    query lost at a down server leaves it to its timeout (`faults.dropped`, `faults.asked`), and its servers have no
+    hooks."""
+    return True
 
 
 @njit(cache=True, inline="always")
@@ -79,23 +97,71 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """The next job of the batch (ask -1, `kernel`'s source state 4): placed now, or held for the batch's ask;
     or (latency) the batch's ask has decided: its jobs go out (none is left to the kernel)."""
+    instant = P[P_LATENT] == faults.INSTANT
+    if ask >= 0 and instant:  # its timeout: the first job goes now, the others one a step (`_placing`)
+        return _decided(P, rng, ubuf, iv, T, ask), False
     if ask >= 0:
         _send(P, counts, rng, ubuf, iv, T, ask)
         return -1, False
+    if iv[I_PLACING] > 0:
+        return _placing(P, rng, ubuf, iv, T), False
     n = P[P_N]
     k, at = iv[I_BATCH], iv[I_BATCH_AT]
     m = min(n, P[D] * k)
-    if P[P_LATENT]:
+    state = T.ints[1]
+    if P[P_LATENT] and not instant:
         if at == 0:
             _ask(P, counts, rng, ubuf, iv, T, m, k)
         return -1, False
     picked, values = T.picked, T.values
-    if at == 0:  # the batch's ask: `Uniforms.sample` and the lengths its replies carry
+    if at == 0 and instant:  # the batch's ask, answered now: placed as it is handed over, or all at its timeout
+        ask = open_ask(T, iv, iv[I_CURRENT], 0, m, k, False)
+        sample(rng, ubuf, iv, n, m, False, T.targets[ask], T.pool)
+        state[WAITS] = not asked_now(P, counts, length, iv, T, ask)
+        if not state[WAITS]:
+            _replies(T, ask, m)
+            close_ask(T, iv, ask)
+    elif at == 0:  # the batch's ask: `Uniforms.sample` and the lengths its replies carry
         sample(rng, ubuf, iv, n, m, False, picked, T.pool)
         round_trips(P, counts, m)
         for j in range(m):
             values[j] = length[picked[j]]
+    if instant and state[WAITS]:
+        return -1, False
     return picked[_next(P, rng, ubuf, iv, T, m, at)], False
+
+
+@njit(cache=True, inline="always")
+def _replies(T: Tools, ask: int, m: int) -> None:
+    """The ask's servers and replies (shifted: `SHIFT`) to ``T.picked`` and ``T.values``, where `_next` reads them."""
+    for j in range(m):
+        T.picked[j] = T.targets[ask, j]
+        T.values[j] = T.replies[ask, j] - SHIFT
+
+
+@njit(cache=True, inline="always")
+def _decided(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> int:
+    """Zero latency with faults, the batch's ask decided at its timeout: the first job's server; the kernel then
+    places the others one a step (``iv[I_PLACING]``, `_placing`), before any other event, as `_place` sends them."""
+    state = T.ints[1]
+    m, k = T.asks[ask, A_N], T.asks[ask, A_TAG]
+    _replies(T, ask, m)
+    state[AT], state[K], state[M] = 1, k, m
+    slot = T.asks[ask, A_JOB]
+    iv[I_PLACING] = 1 + T.next[slot] if k > 1 else 0
+    return T.picked[_next(P, rng, ubuf, iv, T, m, 0)]
+
+
+@njit(cache=True, inline="always")
+def _placing(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> int:
+    """The server of the next job of the batch its timeout decided (slot ``iv[I_PLACING] - 1``); moves on first,
+    since the job's link is its queue's once it is placed."""
+    state = T.ints[1]
+    at, k = state[AT], state[K]
+    slot = iv[I_PLACING] - 1
+    iv[I_PLACING] = 1 + T.next[slot] if at + 1 < k else 0
+    state[AT] = at + 1
+    return T.picked[_next(P, rng, ubuf, iv, T, state[M], at)]
 
 
 @njit(cache=True, inline="always")

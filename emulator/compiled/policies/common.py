@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .. import faults
 from ..core import id_take, uniform
 from ..failing import row_up
 from ..state import P_D, P_N, P_QUERY, P_REPLY
@@ -72,6 +73,16 @@ def list_dispatch(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T
         while not uniform(rng, ubuf, iv) * top < T.weights[T.lists[base + i]]:
             i = int(uniform(rng, ubuf, iv) * listed)
     return id_take(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, chained, dispatcher, i), True
+
+
+@njit(cache=True, inline="always")
+def asked_now(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> bool:
+    """`faults.asked` from a hook (JBT-d's timer, batch SQ(d)'s first job): whether every reply is in now.
+
+    ``T.failing`` holds a row per server where servers fail, else one row, up (`server_up`); with N = 1
+    that row reads as the server's, up, so a row per server is all `faults.asked` needs to know.
+    """
+    return faults.asked(P, counts, length, iv, T, T.failing, len(T.failing) == P[P_N], ask)
 
 
 @njit(cache=True, inline="always")

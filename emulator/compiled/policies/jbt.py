@@ -27,7 +27,7 @@ from ..state import (
     Q_PARAMS,
 )
 from ..tools import Description, Tools
-from .common import list_dispatch, random_dispatcher, round_trips, server_up
+from .common import asked_now, list_dispatch, random_dispatcher, round_trips, server_up
 
 ASKS = True  # at zero latency with faults its update's ask goes through a record (`faults.INSTANT`)
 PARAMS = frozenset({"d", "period", "below", "reports", "rereport", "recheck", "reset", "initial_threshold"})
@@ -151,7 +151,7 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
     if P[P_LATENT] == faults.INSTANT and not resume:  # zero latency with faults: asked now, or at its timeout
         ask = open_ask(T, iv, -1, 0, P[D], 0, False)
         sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.pool)
-        if not faults.asked(P, counts, length, iv, T, T.failing, len(T.failing) == P[P_N], ask):  # (N rows: failing)
+        if not asked_now(P, counts, length, iv, T, ask):
             return True  # a reply is missing: the ask's timeout decides (`replied`)
         r = _smallest(P, T, ask)
         close_ask(T, iv, ask)
