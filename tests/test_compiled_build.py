@@ -76,7 +76,7 @@ def test_a_kernel_built_without_a_feature_fixes_its_flag() -> None:
     assert "    latent = False  # fixed for this kernel" in build.source("kernel", "emulator.compiled.policies.jsq",
                                                                         (False,) * len(build.FEATURES["kernel"]))
     assert "    held = True  # fixed for this kernel" in build.source("slotted", "emulator.compiled.policies.jsq",
-                                                                      (True, False))
+                                                                      (True, False, False))
 
 
 def test_only_batch_sqd_and_late_binding_build_kernels_with_whole_batches_or_reservations() -> None:

@@ -61,6 +61,7 @@ from .state import (
     I_LEVELS,
     I_NRESP,
     I_NSPLIT,
+    I_ORIGIN,
     I_SPLIT,
     I_TRANSFERS,
     I_UPDATING,
@@ -136,6 +137,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
     servers = unmanaged(servers)
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
     j_arrival, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.next), unmanaged(jobs_.measured)
+    j_dispatcher = unmanaged(jobs_.dispatcher)
     arrivals, caps, split, ubuf, responses = unmanaged(slots.arrivals), unmanaged(slots.caps), \
         unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
     scratch, dwork = unmanaged(slots.scratch), unmanaged(slots.dwork)
@@ -144,6 +146,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
     T = view(tools, fv, heap, unmanaged(jobs_.size), j_next)
     held = P[P_HELD] != 0  # feature: slot.pull_delay holds tokens and reports back as messages
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
+    origins = True  # feature: each job's dispatcher kept for the hooks that answer it (iv[I_ORIGIN]: LOR)
     occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
         unmanaged(observer.totals)
     member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
@@ -199,6 +202,8 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     if occ:
                         occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
                     free_slot(iv, j_next, slot)
+                    if origins:
+                        iv[I_ORIGIN] = j_dispatcher[slot]
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                     served += 1
                     budget -= 1
@@ -312,6 +317,8 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     slot = take_slot(iv, j_next)
                     j_arrival[slot] = now
                     j_measured[slot] = measured
+                    if origins:
+                        j_dispatcher[slot] = order[g]
                     append(head, tail, j_next, sid, slot)
                     length[sid] += 1
                     enter(iv, fv, now)
@@ -320,6 +327,8 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     accepted += 1
                 if length[sid] > sv[S_MAXLEN]:
                     sv[S_MAXLEN] = length[sid]
+                if origins:  # the decision's blocked jobs are answered to its dispatcher
+                    iv[I_ORIGIN] = order[g]
                 if not on_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, k, via_list):
                     # Without a batch hook, ``on_arrive`` once per job: those that got in are the first
                     # ``accepted``; the followers of a decision never carry its via_list (`SlotDispatcher.send`).
