@@ -21,8 +21,11 @@ A job of one decision is a batch of one, so each hook has one call site here (th
 switches are inlined, and compiling one twice would cost seconds). After a batch
 the policy hears of it through `on_arrive_batch`: a policy module's own
 ``on_arrive_batch`` where the index must move by the whole batch at once (JSQ and
-JSQ-push, as `LengthIndex.arrived` does), else ``on_arrive`` once per job, the
-first one carrying the decision's ``via_list``. The run stops once every measured
+JSQ-push, as `LengthIndex.arrived` does; LOR, whose decision counts its batch), else
+``on_arrive`` once per job, the first one carrying the decision's ``via_list``. With
+the feature ``origins`` (LOR, whose answers go to each job's own dispatcher) the
+clock keeps each job's dispatcher and writes it to ``iv[I_ORIGIN]`` before the hooks
+of its decision's arrival and of its departure. The run stops once every measured
 job has left and the window is closed; what SimPy does after ``done`` in the same
 step changes no measured value.
 
