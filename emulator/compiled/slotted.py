@@ -204,9 +204,9 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
                     if occ:
                         occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
-                    free_slot(iv, j_next, slot)
-                    if origins:
+                    if origins:  # the job's completion is answered to its own dispatcher
                         iv[I_ORIGIN] = j_dispatcher[slot]
+                    free_slot(iv, j_next, slot)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                     served += 1
                     budget -= 1
