@@ -218,7 +218,21 @@ EXTRA: dict[str, dict[str, Any]] = {  # policy options that change code paths
     "lor_d8": {"policy": "lor", "d": 8},  # 4d > N: Uniforms.sample shuffles
     "lor_d2_d3_capacity": {"policy": "lor", "d": 2, "dispatchers": 3, "capacity": 2, "load": 0.95},
     "lor_d5_heavy": {"policy": "lor", "dispatchers": 5, "load": 0.98},  # counts far from the lengths
-    "lor_slotted_batch": {"policy": "lor", "time": "slotted", "dispatchers": 3},  # SimPy: batches per decision
+    "lor_slotted_batch": {"policy": "lor", "time": "slotted", "dispatchers": 3},  # a decision counts its batch
+    # LOR in slotted time: blocked jobs of a batch answered at once, completions to each job's own dispatcher
+    # (unequal shares), never held by pull_delay (only tokens and reports are), with d and without.
+    "lor_slotted_shares_capacity": {"policy": "lor", "time": "slotted", "dispatchers": 3, "capacity": 4,
+                                    "dispatcher_shares": [0.6, 0.3, 0.1], "load": 0.95},
+    "lor_d2_slotted_shares_capacity": {"policy": "lor", "d": 2, "time": "slotted", "dispatchers": 3, "capacity": 3,
+                                       "dispatcher_shares": [0.5, 0.3, 0.2], "load": 0.95,
+                                       "slot": {"dispatch": "job"}},
+    "lor_d3_slotted_later": {"policy": "lor", "d": 3, "time": "slotted", "dispatchers": 2, "capacity": 6,
+                             "service": "deterministic", "slot": {"same_slot": False}},
+    "lor_slotted_late": {"policy": "lor", "time": "slotted", "dispatchers": 3, "capacity": 5,
+                         "slot": {"pull_delay": 1, "dispatch": "job"}},
+    "lor_d2_slotted_batch_late": {"policy": "lor", "d": 2, "time": "slotted", "dispatchers": 2,
+                                  "dispatcher_shares": [0.7, 0.3], "capacity": 8,
+                                  "slot": {"pull_delay": 2, "same_slot": False}},
     "sqd_batch_fixed": {"policy": "sqd", "d": 2, "arrivals": {"kind": "batch_poisson", "mean_batch": 3,
                                                               "batch": "deterministic"}},
     "jsq_slotted_batch_fixed": {"policy": "jsq", "time": "slotted",

@@ -550,8 +550,9 @@ runs = {name: (name, options) for name, options in cases.items()}
 down = {"kind": "exponential", "mean": 2.0}
 runs["batch_sqd, ps"] = ("batch_sqd", {"servers": 4, "discipline": "ps", "arrivals": {
     "kind": "batch_poisson", "mean_batch": 100.0, "batch": "deterministic"}})
-runs["batch_sqd, faults"] = ("batch_sqd", {"servers": 4, "loss": 0.3, "timeout": 0.0, "capacity": 3, "failures": {
-    "up": {"kind": "exponential", "mean": 20.0}, "down": down}, "arrivals": {"kind": "batch_poisson", "mean_batch": 20.0}})
+runs["batch_sqd, faults"] = ("batch_sqd", {
+    "servers": 4, "loss": 0.3, "timeout": 0.0, "capacity": 3, "arrivals": {"kind": "batch_poisson", "mean_batch": 20.0},
+    "failures": {"up": {"kind": "exponential", "mean": 20.0}, "down": down}})
 out = {}
 for key, (name, options) in runs.items():
     options = {"servers": 10, "load": 0.8, "jobs": 1500, "seed": 5, **options}

@@ -17,7 +17,7 @@ pytest.importorskip("numba")
 
 from emulator.compiled import build, cache
 from emulator.compiled.engine import _agree
-from emulator.compiled.loading import form_features
+from emulator.compiled.loading import form_features, origins
 from emulator.compiled.policies import HOOKS, common, hooks, name_of
 from emulator.compiled.tools import Description
 from emulator.policies import BUILT_IN
@@ -76,7 +76,7 @@ def test_a_kernel_built_without_a_feature_fixes_its_flag() -> None:
     assert "    latent = False  # fixed for this kernel" in build.source("kernel", "emulator.compiled.policies.jsq",
                                                                         (False,) * len(build.FEATURES["kernel"]))
     assert "    held = True  # fixed for this kernel" in build.source("slotted", "emulator.compiled.policies.jsq",
-                                                                      (True, False))
+                                                                      (True, False, False))
 
 
 def test_only_batch_sqd_and_late_binding_build_kernels_with_whole_batches_or_reservations() -> None:
@@ -93,6 +93,14 @@ def test_only_batch_sqd_and_late_binding_build_kernels_with_whole_batches_or_res
     with pytest.raises(ValueError, match=r"^jsq: its compiled form's Description\.whole"):
         _agree("jsq", Description(reservations=True))
     _agree("late_binding", Description(reservations=True))  # as its module declares
+
+
+def test_only_lors_slot_clock_keeps_each_jobs_dispatcher() -> None:
+    """The slot clock's ``origins`` is a feature: only LOR's hooks read the dispatcher of the job that leaves or is
+    blocked, and every other policy's slot clock is built without the code that keeps it."""
+    assert {name for name in BUILT_IN if name_of(name) is not None and origins(name)} == {"lor"}
+    text = build.source("slotted", "emulator.compiled.policies.jsq", (False, False, False))
+    assert "    origins = False  # fixed for this kernel" in text
 
 
 def test_a_users_form_gets_a_new_kernel_file_when_its_file_changes(user_form: Path) -> None:

@@ -39,11 +39,11 @@ _HOOK_LINE = re.compile(r"^from \.policies\.template import ([a-z_, ]+)  # hooks
 _FEATURE = re.compile(r"^(    )([a-z_]+) = ([^\n]+?)  # feature: ([^\n]*)$", re.MULTILINE)
 FEATURES = {"kernel": ("latent", "checked", "ps", "failing", "whole", "reserving", "copies",
                        "asking"),
-            "slotted": ("held", "checked")}
+            "slotted": ("held", "checked", "origins")}
 """The features each template can be built with or without: a local flag whose value the build fixes, so that
 numba drops the code it guards (a kernel without latency compiles in about 30% less time; only a user's
 policy pays for the checks of its decisions; FIFO kernels carry no processor sharing, and only batch SQ(d)'s and late
-binding's kernels carry whole batches and reservations)."""
+binding's kernels carry whole batches and reservations; only LOR's slot clock keeps each job's dispatcher)."""
 _PACKAGE = Path(__file__).parent
 
 

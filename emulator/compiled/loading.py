@@ -39,12 +39,13 @@ Measured on 2 shared cores: 10-25 s by policy and loop (docs/compiled-engine.md)
 
 def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
     """The kernel's `build.FEATURES` for this case: latency (the event kernel) or held slot messages (the slot
-    clock), whether the policy's decisions are checked (a policy that is not built in), and (the event kernel)
+    clock), whether the policy's decisions are checked (a policy that is not built in), (the slot clock) whether
+    its hooks read each job's dispatcher (`origins`), and (the event kernel)
     processor-sharing servers, whether servers fail, and whether the policy's compiled form places whole batches
     or reservations (its module's `WHOLE_BATCHES`, `RESERVATIONS`), and whether jobs go as copies (`copying`)."""
     checked = policy.name not in BUILT_IN
     if point.scenario.system.time == "slotted":
-        return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked)
+        return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked, origins(policy.name))
     return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
             point.scenario.system.failures is not None, *form_features(policy.name),
             bool(getattr(REGISTRY.get(policy.name), "copies", False)), instant_asks(point, policy))
@@ -57,6 +58,15 @@ def form_features(name: str) -> tuple[bool, bool]:
 
     form = module(name)
     return bool(getattr(form, "WHOLE_BATCHES", False)), bool(getattr(form, "RESERVATIONS", False))
+
+
+def origins(name: str) -> bool:
+    """Whether policy ``name``'s compiled form reads the dispatcher of the job that leaves or is blocked
+    (``iv[I_ORIGIN]``; its module's `ORIGINS`): the slot clock's feature ``origins`` keeps each job's dispatcher
+    for it (the event kernel keeps it for every policy)."""
+    from .policies import module
+
+    return bool(getattr(module(name), "ORIGINS", False))
 
 
 def instant_asks(point: Point, policy: ResolvedPolicy) -> bool:

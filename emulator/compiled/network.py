@@ -73,9 +73,11 @@ from .state import (
     MESSAGE,
     P_ASK_ROOM,
     P_HELD,
+    P_IDLE,
     P_LATENT,
     P_QUERY,
     P_REPLY,
+    P_REPORT,
     P_ROOM,
     QUERY_EVENT,
     REPLY_EVENT,
@@ -247,10 +249,10 @@ def ask_lengths(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.nd
 def posted(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int,
            c: int) -> bool:
     """`Channel.send` of a policy's own message: True if it went out as an event (latency, or slotted time
-    holding it for a later slot: the ``deliver`` hook handles it when it arrives) or was lost at zero latency
-    (`faults.lost`, as `Channel._post`), False if it is delivered now: then it is counted here, and the caller
-    delivers it."""
-    if P[P_LATENT] == 1 or P[P_HELD]:
+    holding an idle token or a report for a later slot: the ``deliver`` hook handles it when it arrives) or was
+    lost at zero latency (`faults.lost`, as `Channel._post`), False if it is delivered now: then it is counted
+    here, and the caller delivers it (`SlotChannel` holds no other kind: LOR's completions arrive at once)."""
+    if P[P_LATENT] == 1 or (P[P_HELD] and (kind == P[P_IDLE] or kind == P[P_REPORT])):
         send(counts, iv, T, kind, what, a, b, c)
         return True
     counts[kind] += 1

@@ -21,8 +21,11 @@ A job of one decision is a batch of one, so each hook has one call site here (th
 switches are inlined, and compiling one twice would cost seconds). After a batch
 the policy hears of it through `on_arrive_batch`: a policy module's own
 ``on_arrive_batch`` where the index must move by the whole batch at once (JSQ and
-JSQ-push, as `LengthIndex.arrived` does), else ``on_arrive`` once per job, the
-first one carrying the decision's ``via_list``. The run stops once every measured
+JSQ-push, as `LengthIndex.arrived` does; LOR, whose decision counts its batch), else
+``on_arrive`` once per job, the first one carrying the decision's ``via_list``. With
+the feature ``origins`` (LOR, whose answers go to each job's own dispatcher) the
+clock keeps each job's dispatcher and writes it to ``iv[I_ORIGIN]`` before the hooks
+of its decision's arrival and of its departure. The run stops once every measured
 job has left and the window is closed; what SimPy does after ``done`` in the same
 step changes no measured value.
 
@@ -61,6 +64,7 @@ from .state import (
     I_LEVELS,
     I_NRESP,
     I_NSPLIT,
+    I_ORIGIN,
     I_SPLIT,
     I_TRANSFERS,
     I_UPDATING,
@@ -136,6 +140,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
     servers = unmanaged(servers)
     length, head, tail = servers[:, 0], servers[:, 1], servers[:, 2]
     j_arrival, j_next, j_measured = unmanaged(jobs_.arrival), unmanaged(jobs_.next), unmanaged(jobs_.measured)
+    j_dispatcher = unmanaged(jobs_.dispatcher)
     arrivals, caps, split, ubuf, responses = unmanaged(slots.arrivals), unmanaged(slots.caps), \
         unmanaged(inputs.split), unmanaged(inputs.ubuf), unmanaged(inputs.responses)
     scratch, dwork = unmanaged(slots.scratch), unmanaged(slots.dwork)
@@ -144,6 +149,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
     T = view(tools, fv, heap, unmanaged(jobs_.size), j_next)
     held = P[P_HELD] != 0  # feature: slot.pull_delay holds tokens and reports back as messages
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
+    origins = True  # feature: each job's dispatcher kept for the hooks that answer it (iv[I_ORIGIN]: LOR)
     occ_count, occ_lengths, occ_totals = unmanaged(observer.count), unmanaged(observer.lengths), \
         unmanaged(observer.totals)
     member, order, begin, size, jobs_of = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \
@@ -198,6 +204,8 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     leave(iv, fv, responses, now, j_arrival[slot], j_arrival[slot], begun, j_measured[slot])
                     if occ:
                         occupancy.depart(iv, fv, occ_count, occ_lengths, occ_totals, length[sid], now)
+                    if origins:  # the job's completion is answered to its own dispatcher
+                        iv[I_ORIGIN] = j_dispatcher[slot]
                     free_slot(iv, j_next, slot)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, sid)
                     served += 1
@@ -312,6 +320,8 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     slot = take_slot(iv, j_next)
                     j_arrival[slot] = now
                     j_measured[slot] = measured
+                    if origins:
+                        j_dispatcher[slot] = order[g]
                     append(head, tail, j_next, sid, slot)
                     length[sid] += 1
                     enter(iv, fv, now)
@@ -320,6 +330,8 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                     accepted += 1
                 if length[sid] > sv[S_MAXLEN]:
                     sv[S_MAXLEN] = length[sid]
+                if origins:  # the decision's blocked jobs are answered to its dispatcher
+                    iv[I_ORIGIN] = order[g]
                 if not on_arrive_batch(P, Q, counts, length, rng, ubuf, iv, T, sid, accepted, k, via_list):
                     # Without a batch hook, ``on_arrive`` once per job: those that got in are the first
                     # ``accepted``; the followers of a decision never carry its via_list (`SlotDispatcher.send`).

@@ -25,7 +25,7 @@ JOBS_PER_SERVER = 10
 SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "late_binding", "redundancy", "batch_sqd"),
            "ps": ("random", "jsq", "sqd", "least_work", "lor", "batch_sqd"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
-           "held": ("jiq", "jbt"),
+           "held": ("jiq", "jbt", "lor"),
            "faults": ("random", "jiq", "sqd", "batch_sqd"),
            "faults with latency": ("jiq", "sqd")}
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
@@ -45,7 +45,9 @@ Processor sharing: one without messages and two that ask (whose theory `tests/te
 on them), the two whose decisions read what PS changes (the work left, the completions), and whole
 batches, each of whose jobs schedules a completion at once.
 Slotted time: the policies of the slot model's paper, whose theory and claims the slotted tests
-check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them.
+check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them, and
+LOR's completions, which are not held, to each job's own dispatcher (the slot clock's feature ``origins``),
+a decision counting its whole batch.
 Faults: a policy without messages, one that pulls and one that asks (at zero latency, lost messages
 take the asks through records: `faults`), and whole batches whose ask's timeout places them (their failing
 servers' kernel, which asks through records too); with latency, the two whose messages meet down servers
@@ -88,13 +90,12 @@ SUITE = {key: shortened(options) for key, options in CASES.items() if in_suite(k
 
 def simpy_only(options: dict[str, Any]) -> bool:
     """The cases the kernels do not model, which SimPy runs: an index per dispatcher (LSQ, LOR, JSQ-push with
-    latency) of more ids than the compiled indexes hold (none of the equivalence cases), and LOR in slotted time."""
+    latency) of more ids than the compiled indexes hold (none of the equivalence cases)."""
     from emulator.compiled.policies.jsq import INDEXED_IDS
 
     several = options.get("dispatchers", 1)
     indexed = options["policy"] in ("lsq", "lor") or (options["policy"] == "jsq_push" and options["latency"])
-    slotted_lor = options["policy"] == "lor" and options.get("time") == "slotted"  # a decision's batch: SimPy
-    return slotted_lor or (indexed and several > 1 and several * options["servers"] > INDEXED_IDS)
+    return indexed and several > 1 and several * options["servers"] > INDEXED_IDS
 
 
 def contract_systems(policy: str) -> tuple[str, ...]:

@@ -6,7 +6,13 @@ dispatcher ``k`` indexes it. A count grows by one when its dispatcher sends a jo
 shrinks by one when that job's completion reaches it, so it never exceeds the levels
 the kernel's room check leaves before each arrival. The kernel writes the dispatcher
 of the job that leaves, or is blocked, to ``iv[I_ORIGIN]`` before the hook runs (-1 when a failed server
-recovers: no job left, nothing to answer).
+recovers: no job left, nothing to answer); the slot clock keeps each job's dispatcher for it (`ORIGINS`).
+
+In slotted time a decision sends its dispatcher's batch of the slot (``dispatch: slot``;
+a batch of one with ``dispatch: job``), which `LORPolicy.dispatch` counts at once (its
+``followers``): here `dispatch` counts the job it decides for and `on_arrive_batch` the
+batch's others. The index ends as SimPy's: raised by one, a server is the last of its
+new level, and raised again it leaves that level as it was.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ PARAMS = frozenset({"d"})
 D = P_PARAMS  # -1: every server (the index's pick)
 COMPLETION_KIND = int(Kind.COMPLETION)
 COMPLETION = POLICY_MESSAGE  # with latency, a completion on its way
+ORIGINS = True  # its hooks read the dispatcher of the job in question (`loading.origins`)
 
 
 def describe(config: LORConfig, point: Any, speeds: np.ndarray) -> Description:
@@ -38,8 +45,6 @@ def describe(config: LORConfig, point: Any, speeds: np.ndarray) -> Description:
 
 
 def supports(config: LORConfig, point: Any) -> str | None:
-    if point.scenario.system.time == "slotted":
-        return "lor in slotted time (a slot's decision sends several jobs; the slot clock runs it on SimPy)"
     return indexes_too_large("lor", point)
 
 
@@ -80,6 +85,20 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
     if blocked:
         _answer(P, counts, iv, T, sid)
+
+
+@njit(cache=True, inline="always")
+def on_arrive_batch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
+                    ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, accepted: int, jobs: int,
+                    via_list: bool) -> bool:
+    """In slotted time, a decision's ``jobs`` jobs reached ``sid``: its others are outstanding too, then each
+    blocked one (the last ``jobs - accepted``) is answered, as `SlottedServer.accept_all` runs the hooks."""
+    k = iv[I_ORIGIN]
+    outstanding = T.ints[k]
+    index_set_of(T, iv, P[P_D], k, outstanding, sid, outstanding[sid] + jobs - 1)
+    for _ in range(jobs - accepted):
+        _answer(P, counts, iv, T, sid)
+    return True
 
 
 @njit(cache=True, inline="always")
