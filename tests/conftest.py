@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +20,8 @@ settings.load_profile("suite")
 
 # Compiling the kernels when the cache has none; `cache.trusted`: the first process checked it already.
 _CHECK = "from emulator import compiled; compiled.available()"
-_COMPILE = ("import sys; sys.path.insert(0, {tests!r}); from emulator.compiled import ahead, cache; "
-            "from helpers.equivalence import kernel_cases; cache.trusted = True; "
-            "ahead.prepare(ahead.one_per_kernel(kernel_cases())[{half}::2])")
+_COMPILE = ("import sys; sys.path.insert(0, {tests!r}); from emulator.compiled import cache; "
+            "from helpers.equivalence import build_kernels; cache.trusted = True; build_kernels({claims!r})")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -29,20 +29,22 @@ def pytest_configure(config: pytest.Config) -> None:
 
     Otherwise each process compiles the kernels of each policy on its first compiled test (10-30 s
     of CPU each, on an empty cache), often the same ones side by side. Here one process checks the
-    cache (discarding a stale one), then every kernel the suite runs compiles once, half in each of
-    two processes that trust that check, so that neither discards what the other is writing; the
-    test processes load them. The suite's kernels are those of its equivalence cases
-    (`helpers.equivalence.kernel_cases`): every kernel another test runs is among them. It does
-    nothing when the cache holds them, and on failure the tests compile as before.
+    cache (discarding a stale one), then every kernel the suite runs compiles once, in two processes
+    that trust that check, so that neither discards what the other is writing, each taking the next
+    kernel the other has not (`helpers.equivalence.build_kernels`); the test processes load them.
+    The suite's kernels are those of its equivalence cases (`helpers.equivalence.kernel_cases`):
+    every kernel another test runs is among them. It does nothing when the cache holds them, and on
+    failure the tests compile as before.
     """
     if hasattr(config, "workerinput") or not config.getoption("numprocesses", None):
         return
     subprocess.run([sys.executable, "-c", _CHECK], check=False)
     tests = str(Path(__file__).parent)
-    compiling = [subprocess.Popen([sys.executable, "-c", _COMPILE.format(tests=tests, half=half)])
-                 for half in (0, 1)]
-    for process in compiling:
-        process.wait()
+    with tempfile.TemporaryDirectory() as claims:
+        compiling = [subprocess.Popen([sys.executable, "-c", _COMPILE.format(tests=tests, claims=claims)])
+                     for _ in range(2)]
+        for process in compiling:
+            process.wait()
 
 
 @pytest.fixture

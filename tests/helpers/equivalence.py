@@ -6,6 +6,7 @@ kernels before the test processes start (`kernel_cases`), so that no test compil
 
 from __future__ import annotations
 
+import os
 import runpy
 from pathlib import Path
 from typing import Any
@@ -138,3 +139,33 @@ def kernel_cases() -> list[tuple[Any, Any]]:
         if supports(point, point.policies[0]) is None:
             out.append((point, point.policies[0]))
     return out
+
+
+def build_kernels(claims: str) -> None:
+    """Build the suite's kernels (`kernel_cases`), each that no other process has claimed, the costliest first.
+
+    A kernel is claimed by creating a file named after it in the folder ``claims``, which only one process
+    can. Two processes that run this side by side take the next kernel as each finishes one, so that they
+    end within about one kernel's time of each other, where halves fixed beforehand left one of them idle.
+    """
+    from emulator.compiled import ahead
+
+    cases = ahead.one_per_kernel(kernel_cases())
+    for point, policy in sorted(cases, key=lambda case: _cost(*ahead.kernel(*case)), reverse=True):
+        template, name, flags = ahead.kernel(point, policy)
+        try:
+            os.close(os.open(os.path.join(claims, f"{template}-{name}-{flags}"), os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            continue
+        ahead.prepare([(point, policy)])
+
+
+def _cost(template: str, name: str, flags: tuple[bool, ...]) -> float:
+    """A kernel's compile time, roughly: its policy's own code, more with each feature (latency most)."""
+    from emulator.compiled.build import FEATURES
+    from emulator.compiled.policies import module
+
+    extra = {"latent": 1.0, "failing": 0.5, "copies": 0.5, "asking": 0.3, "reserving": 0.3, "held": 0.3}
+    size = Path(module(name).__file__ or "").stat().st_size
+    on = [feature for feature, flag in zip(FEATURES[template], flags, strict=True) if flag]
+    return size * (1 + sum(extra.get(feature, 0.1) for feature in on))
