@@ -109,6 +109,8 @@ def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, 
         server = ((code >> 2) - 1) >> 1  # a server tells a length that grew while it was down: a level for it)
         if length[server] + 2 >= iv[I_LEVEL_CAP]:
             return NEED_LEVELS
+    if failing and kind == TIMER and iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: a recovery
+        return NEED_NETWORK  # draws the loss of each answer it sends (`recovery.keep` counts them in P_ROOM)
     departure = kind == SERVICE_END or kind == POOL_END
     if P[P_LISTS_AT_DEPARTURE] != 0 and (departure or (failing and kind == TIMER) or (asking and kind == MESSAGE)):
         if not list_room(iv, lists):
