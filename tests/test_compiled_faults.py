@@ -39,18 +39,16 @@ def reason(policy: dict[str, Any], failures: dict[str, Any] | None = None, loss:
     ({"name": "lor"}, {"loss": 0.1, "dispatchers": 2}),
     ({"name": "lor", "d": 2}, {"failures": FAILURES}),
     ({"name": "lor"}, {"failures": LOSING, "capacity": 2, "latency": LATENCY}),
+    ({"name": "lor"}, {"failures": FAILURES, "capacity": 2, "dispatchers": 2}),
+    ({"name": "lor", "d": 2}, {"failures": FAILURES, "capacity": 1, "loss": 0.1, "latency": LATENCY}),
 ], ids=str)
 def test_the_servers_messages_to_dispatchers_run_compiled_under_faults(policy: dict[str, Any],
                                                                        options: dict[str, Any]) -> None:
     """Persistent idle's reports and LOR's completions go to dispatchers, which never fail: lost at zero latency
-    as JIQ's tokens are, and a recovery runs the departure hook (an empty server reports; LOR answers nothing)."""
+    as JIQ's tokens are, and a recovery runs the departure hook (an empty server reports; LOR answers nothing),
+    after LOR's completions of the jobs blocked at the down server (a capacity, ``hold``), each to its own
+    dispatcher, in order (`compiled.recovery`)."""
     assert reason(policy, **options) is None
-
-
-def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
-    """Its completion waits for the server's recovery (SimPy holds the arrival hook), which the kernel does not
-    replay: with a capacity and ``hold``, LOR's failing servers run on SimPy."""
-    assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
 @pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},

@@ -26,7 +26,7 @@ SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "late_binding", "re
            "ps": ("random", "jsq", "sqd", "least_work", "lor"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
            "held": ("jiq", "jbt"),
-           "faults": ("random", "jiq", "sqd"),
+           "faults": ("lor", "jiq", "sqd"),
            "faults with latency": ("jiq", "sqd")}
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
@@ -45,9 +45,11 @@ Processor sharing: one without messages and two that ask (whose theory `tests/te
 on them), and the two whose decisions read what PS changes (the work left, the completions).
 Slotted time: the policies of the slot model's paper, whose theory and claims the slotted tests
 check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them.
-Faults: a policy without messages, one that pulls and one that asks (at zero latency, lost messages
-take the asks through records: `faults`); with latency, the two whose messages meet down servers and
-timeouts.
+Faults: one whose servers answer their dispatchers (LOR's completions: lost at zero latency, and a job blocked
+at a down server answered at its recovery, `recovery`; its failing kernel also carries every way a server fails,
+hold and lose, that Random's, which it replaces, carried without messages: capacities, occupancy, speeds), one
+that pulls and one that asks (at zero latency, lost messages take the asks through records: `faults`); with
+latency, the two whose messages meet down servers and timeouts.
 """
 
 
