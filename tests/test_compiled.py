@@ -111,6 +111,16 @@ def test_lost_messages_and_timeouts_give_simpys_rows(key: str) -> None:
     assert sum(value for column, value in old.items() if column.startswith("lost_per_job_")) > 0
 
 
+def test_lost_messages_at_zero_latency_draw_on_past_the_loss_uniforms_drawn_first() -> None:
+    """At zero latency the kernel draws each message's loss when it is sent (LOR's completions): a run that sends
+    more messages than the uniforms drawn at its start (16 blocks of 4,096) has them refilled before a step that
+    may send one, and its row is SimPy's."""
+    options = {"policy": "lor", "servers": 10, "load": 0.9, "jobs": 70_000, "warmup_jobs": 0, "seed": 5,
+               "loss": 0.2, "timeout": 0.1}
+    old, _ = same_row(options)
+    assert old["messages_per_job"] * options["jobs"] > 16 * 4096
+
+
 def test_a_job_that_waits_for_its_timeout_at_zero_latency_finds_room_to_count_its_occupancy() -> None:
     """At zero latency with lost messages, a job whose replies did not all come reaches its server at its ask's
     timeout, an event: the occupancy arrays grow before it as before an arrival (an overloaded system, whose
