@@ -66,7 +66,8 @@ PHASE = 1 << 16
 
 @njit(cache=True, inline="always")
 def hold(F: Failing, sid: int, via_list: bool) -> None:
-    """A job reached server ``sid`` while it is down: its arrival hook waits for the recovery (`held`)."""
+    """A job reached server ``sid`` while it is down: if from a list, its arrival hook waits for the recovery
+    (`missed`)."""
     if via_list:
         F.sv[sid, FLAGS] += HELD
 
