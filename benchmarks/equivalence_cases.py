@@ -343,8 +343,8 @@ FAULTS: dict[str, dict[str, Any]] = {
     "sqd_loss_overloaded_occupancy": {"policy": "sqd", "d": 2, "servers": 10, "load": 1.3, "allow_unstable": True,
                                       "occupancy": True, "loss": 0.3, "timeout": 0.5},
     # Servers that send their dispatchers messages (idle reports, completions): lost at zero latency too, and a
-    # recovery runs the departure hook (an empty server reports; LOR answers nothing, and its job blocked at a
-    # down server is answered at recovery: SimPy only).
+    # recovery runs the departure hook (an empty server reports; LOR answers nothing, and answers each job blocked
+    # at the down server before it, in order, to the job's own dispatcher).
     **{f"{policy}_fail_{mode}_d3": {"policy": policy, **POLICIES[policy], **FAILING, "dispatchers": 3,
                                     "failures": {**FAILURES, "on_down": mode}}
        for policy in ("persistent_idle", "lor") for mode in ("hold", "lose")},
@@ -354,6 +354,23 @@ FAULTS: dict[str, dict[str, Any]] = {
     "lor_d2_fail_lose_capacity_loss_d3": {"policy": "lor", "d": 2, **FAILING, **LOSS, "dispatchers": 3, "capacity": 2,
                                           "failures": {**FAILURES, "on_down": "lose"}},
     "lor_fail_hold_capacity": {"policy": "lor", **FAILING, "capacity": 2, "failures": {**FAILURES, "on_down": "hold"}},
+    # Many jobs blocked at a down server (long down periods, capacity 1, high load), from dispatchers of unequal
+    # shares: their completions at its recovery, each to its own dispatcher, draw loss and latency in order.
+    **{f"lor{d}_fail_{mode}_capacity_1_shares{loss}": {
+        "policy": "lor", **({"d": 2} if d else {}), **FAILING, **(LOSS if loss else {}), "load": 0.9, "capacity": 1,
+        "dispatchers": 4, "dispatcher_shares": [0.5, 0.3, 0.15, 0.05],
+        "failures": {"up": {"kind": "exponential", "mean": 10.0}, "down": {"kind": "exponential", "mean": 4.0},
+                     "on_down": mode}} for d, mode, loss in (("", "hold", ""), ("_d2", "hold", "_loss"),
+                                                             ("", "lose", "_loss"))},
+    # What `random_fail_*` covers in the suite, with LOR's completions: occupancy, speeds, deterministic periods
+    # (every server fails and recovers at once: several recoveries answer their blocked jobs at the same time).
+    "lor_fail_lose_capacity_occupancy": {"policy": "lor", **FAILING, "capacity": 3, "occupancy": True,
+                                         "failures": {**FAILURES, "on_down": "lose"}},
+    "lor_fail_hold_capacity_2_speeds_erlang_d3": {
+        "policy": "lor", **FAILING, "servers": 4, "speeds": [1.0, 2.0, 0.8, 1.5], "load": 0.8, "capacity": 2,
+        "dispatchers": 3, "service": {"kind": "erlang", "k": 3}, "occupancy": True,
+        "failures": {"up": {"kind": "deterministic", "mean": 10.0}, "down": {"kind": "deterministic", "mean": 1.5},
+                     "on_down": "hold"}},
     # With latency: JBT-d's thresholds lost at a down server and the arrival hooks of its jobs from lists run at
     # its recovery (`recovery`), the threshold model's and LSQ's queries lost there, JSQ-push's length told at
     # recovery. JIQ-SQ(d)'s servers ask the dispatchers: at zero latency with loss their asks' timeouts decide.

@@ -3,7 +3,7 @@
 Whether its rows are SimPy's is `benchmarks/equivalence.py --engines --only '*_fail_*' '*_loss*'`'s
 (each policy's kernel with failing servers costs 10-20 s to compile: the suite builds a few,
 `helpers.equivalence.SAMPLED`); here, only that a scenario runs compiled or goes to SimPy, which
-needs no kernel.
+needs no kernel, and how a recovery hands back the jobs blocked at its down server (`compiled.recovery`).
 """
 
 from __future__ import annotations
@@ -39,18 +39,16 @@ def reason(policy: dict[str, Any], failures: dict[str, Any] | None = None, loss:
     ({"name": "lor"}, {"loss": 0.1, "dispatchers": 2}),
     ({"name": "lor", "d": 2}, {"failures": FAILURES}),
     ({"name": "lor"}, {"failures": LOSING, "capacity": 2, "latency": LATENCY}),
+    ({"name": "lor"}, {"failures": FAILURES, "capacity": 2, "dispatchers": 2}),
+    ({"name": "lor", "d": 2}, {"failures": FAILURES, "capacity": 1, "loss": 0.1, "latency": LATENCY}),
 ], ids=str)
 def test_the_servers_messages_to_dispatchers_run_compiled_under_faults(policy: dict[str, Any],
                                                                        options: dict[str, Any]) -> None:
     """Persistent idle's reports and LOR's completions go to dispatchers, which never fail: lost at zero latency
-    as JIQ's tokens are, and a recovery runs the departure hook (an empty server reports; LOR answers nothing)."""
+    as JIQ's tokens are, and a recovery runs the departure hook (an empty server reports; LOR answers nothing),
+    after LOR's completions of the jobs blocked at the down server (a capacity, ``hold``), each to its own
+    dispatcher, in order (`compiled.recovery`)."""
     assert reason(policy, **options) is None
-
-
-def test_a_job_blocked_at_a_down_server_sends_lor_to_simpy() -> None:
-    """Its completion waits for the server's recovery (SimPy holds the arrival hook), which the kernel does not
-    replay: with a capacity and ``hold``, LOR's failing servers run on SimPy."""
-    assert "servers fail" in (reason({"name": "lor"}, failures=FAILURES, capacity=2) or "")
 
 
 @pytest.mark.parametrize("options", [{"loss": 0.1}, {"failures": FAILURES}, {"failures": LOSING, "loss": 0.1},
@@ -133,3 +131,39 @@ def test_batch_sqd_failing_servers_run_compiled_with_latency() -> None:
     assert reason(policy, failures=FAILURES, latency=LATENCY, arrivals=batches) is None
     assert reason(policy, failures=LOSING, loss=0.1, latency=LATENCY, dispatchers=2, arrivals=batches) is None
     assert "servers fail" in (reason(policy, failures=FAILURES, arrivals=batches) or "")
+
+
+def test_a_recovery_hands_back_the_jobs_kept_at_its_down_server_in_order_with_room_for_their_answers() -> None:
+    """`recovery.keep` chains each job blocked at a down server (its slot kept) under a policy that answers one,
+    and counts its answer in the most one step may send (`state.P_ROOM`: the recovery sends them all in one
+    step); `recovery.missed` hands them back in the order they came, each with its dispatcher and its slot freed,
+    then the jobs from lists, then none (no job left: the dispatcher -1), and the room is what it was."""
+    import numpy as np
+
+    from emulator.compiled import recovery, state
+    from emulator.compiled.failing import FLAGS, KEPT, UP, Failing
+
+    sv = np.zeros((2, 6), dtype=np.int64)
+    sv[1, FLAGS] = UP  # server 0 is down, server 1 up
+    sv[:, KEPT:KEPT + 2] = -1
+    fail = Failing(np.array([0, 1], dtype=np.int64), sv, np.zeros((2, 2)), np.zeros((2, 2, 2)))
+    P, iv = np.zeros(state.P_NP, dtype=np.int64), np.zeros(state.I_NIV, dtype=np.int64)
+    P[state.P_ROOM], iv[state.I_FREE] = 10, -1
+    j_next, j_dispatcher = np.full(8, -1, dtype=np.int32), np.array([0, 0, 2, 0, 0, 3, 0, 1], dtype=np.int32)
+    assert [recovery.keep(P, fail, j_next, 0, slot) for slot in (5, 2, 7)] == [True, True, True]
+    assert not recovery.keep(P, fail, j_next, 1, 3)  # up: its hook runs now
+    assert P[state.P_ROOM] == 13
+    recovery.hold(fail, 0, True)
+    handed = []
+    while True:
+        what = recovery.missed(P, iv, fail, j_next, j_dispatcher, 0)
+        handed.append((what, int(iv[state.I_ORIGIN])))
+        if not what:
+            break
+    blocked, listed = recovery.BLOCKED, recovery.LISTED
+    assert handed[:3] == [(blocked, 3), (blocked, 2), (blocked, 1)]
+    assert [what for what, _ in handed[3:]] == [listed, 0] and handed[-1][1] == -1
+    assert P[state.P_ROOM] == 10
+    assert (iv[state.I_FREE], j_next[7], j_next[2]) == (7, 2, 5)  # the slots freed, the last first
+    fail.mode[1] = 0  # a policy that answers no blocked job: none is kept
+    assert not recovery.keep(P, fail, j_next, 0, 4)

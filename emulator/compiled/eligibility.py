@@ -98,10 +98,9 @@ def _faults_problem(point: Point, policy: ResolvedPolicy, module: Any) -> str | 
     timer), which the kernel answers at once and decides within the sender's step once
     every reply is in, else at the timeout (`faults.answered`). Failing servers (`failing`)
     run compiled where the compiled form says its servers may fail (its ``servers_fail``):
-    where the arrival hook does nothing and the only messages to a server are those queries (a query that reaches a down
-    server is lost there: `faults.dropped`, `faults.answered`), since the kernel replays
-    neither the other messages a down server loses nor the arrival hooks SimPy holds
-    until it recovers (it runs the departure hook at recovery, as SimPy does).
+    where the messages a down server loses and the arrival hooks SimPy holds until it recovers
+    are those the kernel replays (`recovery`: queries and marked messages lost there, the hooks
+    of jobs from lists and of blocked jobs a policy answers; then the departure hook, as SimPy).
     """
     scenario = point.scenario
     instant_loss = getattr(module, "instant_loss", None)

@@ -138,7 +138,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         fv[S.F_LOSS], fv[S.F_TIMEOUT] = -1.0, scenario.network.timeout
 
     occupancy = OccupancyArrays(n, iv)
-    failing = failing_periods(point.scenario.system.failures, point.scenario.system.servers, seed)
+    failing = failing_periods(system.failures, system.servers, seed, description.answers_blocked)
     if failing is not None:  # a cycle per server, and a service cut short or a wake-up beside each one's end
         heap_cap += 2 * n
         heap = np.concatenate([heap, np.zeros(6 * n)])

@@ -22,10 +22,9 @@ is down, are lost (`Recorder.lose`).
 A down server's policy hooks wait in SimPy until it recovers: then it runs the arrival
 hook of each job that reached it while down, and its departure hook once. The kernel
 runs the departure hook at recovery (`event` returns the server, the kernel calls the
-hook, then `resume`); it runs failing servers only under policies whose arrival hook
-does nothing and whose only messages to a server are queries (their compiled form's
-``servers_fail``: `eligibility.supports`), which `faults` loses at a down server, so
-that nothing else SimPy holds or loses at a down server is needed here.
+hook, then `resume`), after the arrival hooks `recovery` keeps for it (the jobs from
+lists, and the blocked jobs a policy answers); it runs failing servers only under
+policies whose compiled form says it may (``servers_fail``: `eligibility.supports`).
 """
 
 from __future__ import annotations
@@ -59,11 +58,14 @@ from .state import (
 )
 
 Failing = namedtuple("Failing", ["mode", "sv", "sf", "periods"])
-"""The failing servers' state: ``mode`` (one int64: -1 no failures, 0 ``hold``, 1 ``lose``); per server
-``sv`` (int64: `FLAGS`, `EID`, and the read positions in its up and down rows, `AT`) and ``sf`` (float64:
-`LEFT`, `BEGAN`); ``periods`` (float64, 2 x N x K: the up and down periods still to be read)."""
+"""The failing servers' state: ``mode`` (two int64: -1 no failures, 0 ``hold``, 1 ``lose``; then 1 if a blocked
+job's arrival hook waits for its server's recovery, `recovery.keep`); per server ``sv`` (int64: `FLAGS`, `EID`,
+the read positions in its up and down rows, `AT`, and the first and last of the blocked jobs it keeps, `KEPT`)
+and ``sf`` (float64: `LEFT`, `BEGAN`); ``periods`` (float64, 2 x N x K: the up and down periods still to be
+read)."""
 
 FLAGS, EID, AT = 0, 1, 2  # columns of ``sv``; AT + 0: up periods read, AT + 1: down periods read
+KEPT = 4  # columns of ``sv``: KEPT + 0 the first job slot `recovery.keep` chains, KEPT + 1 the last (-1: none)
 LEFT, BEGAN = 0, 1  # columns of ``sf``: the head job's remaining service (NaN: not begun), its stretch's start
 UP, WAITING, SERVING = 1, 2, 4  # flags: up; its process waits on ``idle``; a service end is pending
 CYCLE, WAKE = 1, 2  # a TIMER event's argument is CYCLE + 2 sid or WAKE + 2 sid
@@ -72,17 +74,18 @@ SKIP = -1  # `before`: the event was a service a failure cut short, popped; go o
 
 def none() -> Failing:
     """The placeholder record of a run without failures (the kernel's types stay the same)."""
-    return Failing(np.full(1, -1, dtype=np.int64), np.zeros((1, 4), dtype=np.int64), np.zeros((1, 2)),
+    return Failing(np.full(2, -1, dtype=np.int64), np.zeros((1, 6), dtype=np.int64), np.zeros((1, 2)),
                    np.zeros((2, 1, 1)))
 
 
-def failing_periods(failures: Any, servers: int, seed: int) -> Periods | None:
+def failing_periods(failures: Any, servers: int, seed: int, keep: bool = False) -> Periods | None:
     """The failing servers' record and its refills, from the model's own streams (`workload.failures.period_blocks`);
-    None without ``system.failures`` (``failures`` None)."""
+    None without ``system.failures`` (``failures`` None). ``keep``: the policy's arrival hook answers a blocked
+    job (`tools.Description.answers_blocked`), so one blocked at a down server is kept for its recovery."""
     if failures is None:
         return None
     streams = [period_blocks(failures, seed, i) for i in range(servers)]
-    return Periods(streams, failures.on_down == "lose")
+    return Periods(streams, failures.on_down == "lose", keep)
 
 
 class Periods:
@@ -92,15 +95,16 @@ class Periods:
     as arrays (a Python float per period took a run of SQ(2), N = 100, 40 ms of its 80).
     """
 
-    def __init__(self, streams: list[tuple[Blocks, Blocks]], lose: bool) -> None:
+    def __init__(self, streams: list[tuple[Blocks, Blocks]], lose: bool, keep: bool = False) -> None:
         n = len(streams)
         self.streams = streams
         self.unread = [[np.zeros(0), np.zeros(0)] for _ in range(n)]  # each stream's drawn periods not yet in a row
         self.width = max(2, min(32, (1 << 20) // n))  # periods per row: about 16 MiB at most
-        self.record = Failing(np.array([int(lose)], dtype=np.int64), np.zeros((n, 4), dtype=np.int64),
+        self.record = Failing(np.array([int(lose), int(keep)], dtype=np.int64), np.zeros((n, 6), dtype=np.int64),
                               np.zeros((n, 2)), np.zeros((2, n, self.width)))
         self.record.sv[:, FLAGS] = UP | WAITING  # every server starts up and idle
         self.record.sv[:, EID] = -1
+        self.record.sv[:, KEPT:KEPT + 2] = -1
         self.record.sf[:, LEFT] = np.nan
         for sid in range(n):
             for which in (0, 1):

@@ -28,6 +28,7 @@ from .network import answer, close_ask, decided, expire, post
 from .policies.template import deliver, dispatch, initialise, on_arrive, on_depart, replied, timer  # hooks
 from .recorder import RESPONSE_BATCH, edge, enter, leave
 from .records import release
+from .recovery import BLOCKED, LISTED
 from .source import ENDED, next_gap
 from .state import (
     A_DISPATCHERS,
@@ -341,9 +342,10 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
                 back = failures.event(heap, iv, fv, fail, c_servers, c_jobs, c_measures, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
-                    for k in range(recovery.held(fail, back)):  # first the arrival hooks its jobs from lists missed
-                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, k < 0, k >= 0)  # not blocked, listed
-                    iv[I_ORIGIN] = -1  # no job left (LOR answers none)
+                    k = recovery.missed(P, iv, fail, j_next, j_dispatcher, back)  # first the arrival hooks it missed
+                    while k:  # (then none is left, and iv[I_ORIGIN] is -1: LOR's departure hook answers none)
+                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, k == BLOCKED, k == LISTED)
+                        k = recovery.missed(P, iv, fail, j_next, j_dispatcher, back)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)
@@ -413,7 +415,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             if measured:  # Recorder.block
                 iv[I_BLOCKED] += 1
                 iv[I_FINISHED] += 1
-            free_slot(iv, j_next, slot)
+            if not failing or not recovery.keep(P, fail, j_next, sid, slot):  # (kept: its hook waits, `recovery`)
+                free_slot(iv, j_next, slot)
         else:
             length[sid] += 1
             if latent and length[sid] > iv[I_MAXLEN]:

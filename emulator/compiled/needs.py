@@ -63,7 +63,8 @@ def occupancy_full(iv: np.ndarray, occ_count: np.ndarray, occ_totals: np.ndarray
 def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.ndarray, occ_count: np.ndarray,
             occ_totals: np.ndarray, events: bool, latent: bool, reserving: bool) -> int:
     """Before the source's next job: its size, split uniform and slot, and room for what its dispatch may add
-    (``events``: an arrival may schedule an event, as at a pool, a PS or a failing server)."""
+    (``events``: an arrival may schedule an event, as at a pool, a PS or a failing server; the loss uniforms of
+    the messages it may send, a blocked job's completion among them)."""
     if iv[I_SIZE] >= iv[I_NSIZE]:
         return NEED_SIZES
     if P[P_D] > 1 and iv[I_SPLIT] >= iv[I_NSPLIT]:
@@ -78,7 +79,7 @@ def arrival(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, reservations: np.n
         return NEED_OCCUPANCY
     if P[P_LISTS_AT_ARRIVAL] != 0 and not list_room(iv, lists):  # e.g. a report when the job arrives
         return NEED_LISTS
-    if latent and not room(P, iv):
+    if (latent and not room(P, iv)) or iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # (zero latency with loss: loss draws)
         return NEED_NETWORK
     if reserving and not binding.room(reservations, P[P_N] + 1):
         return NEED_RESERVATIONS
@@ -103,7 +104,8 @@ def batch_member(P: np.ndarray, iv: np.ndarray, occ_count: np.ndarray, occ_total
 @njit(cache=True, inline="always")
 def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, code: int,
           failing: bool, asking: bool, occ_count: np.ndarray, occ_totals: np.ndarray) -> int:
-    """Before the event ``code`` at the heap's top: the list room of a timer or a departure, and
+    """Before the event ``code`` at the heap's top: the loss uniforms of what it may send (zero latency with loss),
+    the list room of a timer or a departure, and
     (``asking``) the occupancy room of the job an ask's timeout sends to its server now, or the list room of the
     token it sends (JIQ-SQ(d))."""
     kind = code & 3
@@ -113,12 +115,12 @@ def event(P: np.ndarray, iv: np.ndarray, lists: np.ndarray, length: np.ndarray, 
         server = ((code >> 2) - 1) >> 1  # a server tells a length that grew while it was down: a level for it)
         if length[server] + 2 >= iv[I_LEVEL_CAP]:
             return NEED_LEVELS
+    if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the loss draw of each message the step sends
+        return NEED_NETWORK  # (a completion, a token, a recovery's answers to the jobs it kept: `recovery.keep`)
     departure = kind == SERVICE_END or kind == POOL_END
     if P[P_LISTS_AT_DEPARTURE] != 0 and (departure or (failing and kind == TIMER) or (asking and kind == MESSAGE)):
         if not list_room(iv, lists):
             return NEED_LISTS  # e.g. a token or a report after the departure
-        if iv[I_NLOSS] - iv[I_LOSS] < P[P_ROOM]:  # zero latency with loss: the token's draw, at most
-            return NEED_NETWORK
     return 0
 
 

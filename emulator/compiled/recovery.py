@@ -3,13 +3,19 @@
 A down server's arrival hooks wait until it recovers: SimPy then runs the arrival hook of
 each job that reached it while down, in order, before its departure hook (`failing`
 runs that one). Of such a job the compiled policies whose servers may fail read, in their
-arrival hook, only whether it came from a list (JBT-d's ``via_list``); the others' hooks do
-nothing then (JSQ-push's tells a changed length, which the departure hook tells as well; LOR's
-answers a blocked job, which its ``servers_fail`` keeps from a down server). So the kernel
-counts the jobs from lists that reached a down server (`hold`) and runs the hook that many
-times at its recovery (`held`). The count sits above the failing server's own
-flags in ``sv[sid, FLAGS]`` (`failing.UP`, `WAITING`, `SERVING`), whose bits `failing`
-sets and clears one by one.
+arrival hook, whether it came from a list (JBT-d's ``via_list``) or, with a capacity, was
+blocked (LOR answers it: its completion goes to the job's dispatcher); the others' hooks do
+nothing then (JSQ-push's tells a changed length, which the departure hook tells as well).
+So the kernel counts the jobs from lists that reached a down server (`hold`; the count sits
+above the failing server's own flags in ``sv[sid, FLAGS]``, `failing.UP`, `WAITING`,
+`SERVING`, whose bits `failing` sets and clears one by one), and, under a policy that answers
+a blocked job (``Failing.mode[1]``), keeps each blocked job's slot, chained in arrival order
+(`keep`: its dispatcher stays in the slot); at the recovery `missed` hands the kernel each kept
+job, then each job from a list, for its arrival hook. ``hold`` only: with ``lose`` a job that
+reaches a down server is lost before its capacity is looked at, so none is blocked there.
+A kept job's answer goes out in the recovery's step: each adds one to ``P[P_ROOM]``, the most
+one step may send, so that the room checked before every step (`network.room`,
+`needs.event`) holds them all, and memory grows with the jobs kept.
 
 A policy's own message to a server (JBT-d's threshold) is lost if the server is down when
 it arrives, as `Channel._post` loses it: the policy sends it with `to_server`, which marks
@@ -29,9 +35,23 @@ import numpy as np
 from numba import njit
 
 from . import faults
-from .failing import FLAGS, Failing, up
+from .failing import FLAGS, KEPT, Failing, up
+from .jobs import free_slot
 from .network import post, send
-from .state import A_DISPATCHERS, A_DONE, A_LEFT, A_NEXT, A_PENDING, A_TAG, I_ASK_FREE, I_ASKS, I_EDGES, P_REPLY
+from .state import (
+    A_DISPATCHERS,
+    A_DONE,
+    A_LEFT,
+    A_NEXT,
+    A_PENDING,
+    A_TAG,
+    I_ASK_FREE,
+    I_ASKS,
+    I_EDGES,
+    I_ORIGIN,
+    P_REPLY,
+    P_ROOM,
+)
 from .tools import Tools
 
 HELD = 8
@@ -46,17 +66,57 @@ PHASE = 1 << 16
 
 @njit(cache=True, inline="always")
 def hold(F: Failing, sid: int, via_list: bool) -> None:
-    """A job reached server ``sid`` while it is down: its arrival hook waits for the recovery (`held`)."""
+    """A job reached server ``sid`` while it is down: if from a list, its arrival hook waits for the recovery
+    (`missed`)."""
     if via_list:
         F.sv[sid, FLAGS] += HELD
 
 
+LISTED, BLOCKED = 1, 2
+"""What `missed` hands the kernel: a job from a list (not blocked), or a kept blocked job (its dispatcher in
+``iv[I_ORIGIN]``)."""
+
+
 @njit(cache=True, inline="always")
-def held(F: Failing, sid: int) -> int:
-    """The recovering server's jobs from lists whose arrival hook waited (counted once: the count is cleared)."""
-    n = F.sv[sid, FLAGS] // HELD
-    F.sv[sid, FLAGS] -= n * HELD
-    return n
+def keep(P: np.ndarray, F: Failing, j_next: np.ndarray, sid: int, slot: int) -> bool:
+    """A job blocked at server ``sid`` (slot ``slot``): whether it is kept for its arrival hook at the recovery.
+
+    Kept if the server is down and the policy answers a blocked job (``F.mode[1]``): chained after the
+    server's last kept job, its slot taken until `missed` frees it.
+    """
+    if F.mode[1] == 0 or up(F, sid):
+        return False
+    j_next[slot] = -1
+    if F.sv[sid, KEPT] < 0:
+        F.sv[sid, KEPT] = slot
+    else:
+        j_next[F.sv[sid, KEPT + 1]] = slot
+    F.sv[sid, KEPT + 1] = slot
+    P[P_ROOM] += 1  # its answer goes out in the recovery's step
+    return True
+
+
+@njit(cache=True, inline="always")
+def missed(P: np.ndarray, iv: np.ndarray, F: Failing, j_next: np.ndarray, j_dispatcher: np.ndarray,
+           sid: int) -> int:
+    """The next job whose arrival hook the recovering server ``sid`` runs, in SimPy's order, or 0 if none is left.
+
+    `BLOCKED`: its first kept job (`keep`), its dispatcher written to ``iv[I_ORIGIN]``, its slot freed.
+    `LISTED`: one of its jobs from lists (`hold`; counted once: the count goes down). No policy has both.
+    0: ``iv[I_ORIGIN]`` is -1 for the departure hook the recovery runs next (no job left: LOR answers none).
+    """
+    slot = F.sv[sid, KEPT]
+    if slot >= 0:
+        F.sv[sid, KEPT] = j_next[slot]
+        iv[I_ORIGIN] = j_dispatcher[slot]
+        free_slot(iv, j_next, slot)
+        P[P_ROOM] -= 1
+        return BLOCKED
+    if F.sv[sid, FLAGS] >= HELD:
+        F.sv[sid, FLAGS] -= HELD
+        return LISTED
+    iv[I_ORIGIN] = -1
+    return 0
 
 
 @njit(cache=True, inline="always")

@@ -86,6 +86,7 @@ class Description:
     messages_per_step: int = 0  # with latency: the most messages one step sends beyond N + D (JSQ-sparse: N D)
     reservations: bool = False  # late binding's reservation pool (`binding`)
     whole: int = 0  # d > 0: it places whole batches, d samples per job (`Policy.whole_batches`; `kernel`)
+    answers_blocked: bool = False  # its arrival hook answers a blocked job: kept at a down server (`recovery.keep`)
 
 
 def pack(description: Description, P: np.ndarray, Q: np.ndarray) -> None:

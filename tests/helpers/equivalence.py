@@ -27,7 +27,7 @@ SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "late_binding", "re
            "ps": ("random", "jsq", "sqd", "least_work", "lor", "batch_sqd"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
            "held": ("jiq", "jbt", "lor"),
-           "faults": ("random", "jiq", "sqd", "batch_sqd"),
+           "faults": ("lor", "jiq", "sqd", "batch_sqd"),
            "faults with latency": ("jiq", "sqd")}
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
@@ -49,10 +49,12 @@ Slotted time: the policies of the slot model's paper, whose theory and claims th
 check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them, and
 LOR's completions, which are not held, to each job's own dispatcher (the slot clock's feature ``origins``),
 a decision counting its whole batch.
-Faults: a policy without messages, one that pulls and one that asks (at zero latency, lost messages
-take the asks through records: `faults`), and whole batches whose ask's timeout places them (their failing
-servers' kernel, which asks through records too); with latency, the two whose messages meet down servers
-and timeouts.
+Faults: one whose servers answer their dispatchers (LOR's completions: lost at zero latency, and a job blocked
+at a down server answered at its recovery, `recovery`; its failing kernel also carries every way a server fails,
+hold and lose, that Random's, which it replaces, carried without messages: capacities, occupancy, speeds), one
+that pulls, one that asks (at zero latency, lost messages take the asks through records: `faults`), and whole
+batches whose ask's timeout places them (their failing servers' kernel, which asks through records too); with
+latency, the two whose messages meet down servers and timeouts.
 """
 
 

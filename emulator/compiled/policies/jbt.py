@@ -285,5 +285,5 @@ def servers_fail(config: JBTConfig, point: Any) -> bool:
     """Whether the kernel runs its failing servers (`eligibility.supports`): yes. Its update asks the servers
     through records (a query lost at a down server: `faults.dropped`, `faults.asked`), its thresholds are lost at a
     down server (`recovery.reaches`; at zero latency `_lost_at`), and the arrival hooks of the jobs from lists that
-    reached a down server run at its recovery (`recovery.held`)."""
+    reached a down server run at its recovery (`recovery.missed`)."""
     return True

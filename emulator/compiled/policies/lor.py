@@ -5,8 +5,9 @@ one per dispatcher (`jsq.index_set_in`); ``T.ints[k]`` is each server's count as
 dispatcher ``k`` indexes it. A count grows by one when its dispatcher sends a job and
 shrinks by one when that job's completion reaches it, so it never exceeds the levels
 the kernel's room check leaves before each arrival. The kernel writes the dispatcher
-of the job that leaves, or is blocked, to ``iv[I_ORIGIN]`` before the hook runs (-1 when a failed server
-recovers: no job left, nothing to answer); the slot clock keeps each job's dispatcher for it (`ORIGINS`).
+of the job that leaves, or is blocked, to ``iv[I_ORIGIN]`` before the hook runs (a job blocked at a down
+server: at its recovery, `recovery.missed`; -1 for the departure hook a recovery runs: no job left, nothing
+to answer); the slot clock keeps each job's dispatcher for it (`ORIGINS`).
 
 In slotted time a decision sends its dispatcher's batch of the slot (``dispatch: slot``;
 a batch of one with ``dispatch: job``), which `LORPolicy.dispatch` counts at once (its
@@ -41,7 +42,7 @@ ORIGINS = True  # its hooks read the dispatcher of the job in question (`loading
 def describe(config: LORConfig, point: Any, speeds: np.ndarray) -> Description:
     d = -1 if config.d is None else int(config.d)
     return Description(ints=[d], index=True, per_dispatcher=point.dispatchers > 1, int_rows=point.dispatchers,
-                       sample=max(d, 2))
+                       sample=max(d, 2), answers_blocked=True)
 
 
 def supports(config: LORConfig, point: Any) -> str | None:
@@ -125,8 +126,7 @@ def instant_loss(config: LORConfig, point: Any) -> bool:
 
 
 def servers_fail(config: LORConfig, point: Any) -> bool:
-    """Whether the kernel runs its failing servers (`eligibility.supports`): its completions go to dispatchers,
-    which never fail, and a recovery answers nothing; but a job blocked at a down server (a capacity, ``hold``)
-    is answered at its recovery, which the kernel does not replay: those run on SimPy."""
-    failures = point.scenario.system.failures
-    return point.scenario.system.capacity is None or failures is None or failures.on_down == "lose"
+    """Whether the kernel runs its failing servers (`eligibility.supports`): yes, its completions go to dispatchers,
+    which never fail, a recovery's departure hook answers nothing, and a job blocked at a down server (a capacity,
+    ``hold``) is answered at its recovery, to its own dispatcher, in order (`recovery.keep`, `recovery.missed`)."""
+    return True
