@@ -271,10 +271,6 @@ def test_a_trace_replays_identically(tmp_path: Path) -> None:
 
 
 def test_what_is_not_compiled_runs_on_simpy() -> None:
-    # A batch whose ask its timeout decides reaches its servers in one step: batch SQ(d)'s lost messages at zero
-    # latency (JBT-d's, JIQ-SQ(d)'s, LSQ's and JSQ-push's faults run compiled: tests/test_compiled_faults.py).
-    batch = emulator.simulate("batch_sqd", d=2, servers=4, jobs=200, engine="compiled", timeout=1.0, loss=0.1)
-    assert batch["engine"] == "simpy"
     # LSQ, and JSQ-push with latency, keep an index per dispatcher: compiled, as long as D x N ids fit.
     several = emulator.simulate("lsq", d=2, dispatchers=2, servers=4, jobs=200, engine="compiled")
     assert several["engine"] == "compiled"

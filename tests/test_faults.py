@@ -224,17 +224,16 @@ def test_faults_with_latency_and_several_dispatchers_run_and_account(on_down: st
             assert total == pytest.approx(row[f"messages_per_job_{kind}"], abs=1e-12)
 
 
-def test_compiled_engine_hands_faults_at_zero_latency_to_simpy() -> None:
-    """Under batch SQ(d), whose batch an ask's timeout decides reaches its servers in one step; Random, round robin,
-    JIQ, JSQ, SQ(d) and JBT-d run them compiled (benchmarks/equivalence.py compares their rows with SimPy's)."""
+def test_compiled_engine_runs_faults_at_zero_latency() -> None:
+    """Random, round robin, JIQ, JSQ, SQ(d), JBT-d and batch SQ(d) run them compiled where asked to
+    (benchmarks/equivalence.py compares their rows with SimPy's)."""
     for network, failures in (({"loss": 0.01, "timeout": 1.0}, None), ({"timeout": 1.0}, FAILURES)):
         point = scenario(network, failures).points()[0]
         assert all(compiled_engine.supports(point, policy) is None for policy in point.policies)
         batch = point.scenario.with_overrides({"policies": [{"name": "batch_sqd", "d": 2}]}).points()[0]
-        assert compiled_engine.supports(batch, batch.policies[0]) is not None
-        for wanted in ("auto", "compiled"):
-            forced = batch.scenario.with_overrides({"run.engine": wanted}).points()[0]
-            assert choose_engine(forced, forced.policies[0]) == "simpy"
+        assert compiled_engine.supports(batch, batch.policies[0]) is None
+        forced = batch.scenario.with_overrides({"run.engine": "compiled"}).points()[0]
+        assert choose_engine(forced, forced.policies[0]) == "compiled"
     point = scenario({"loss": 0.0, "timeout": 1.0}).points()[0]
     assert all(compiled_engine.supports(point, policy) is None for policy in point.policies)
     row = emulator.simulate("jiq", servers=10, load=0.8, jobs=3000, seed=3, engine="compiled")
