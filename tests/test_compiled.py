@@ -66,7 +66,7 @@ def same_row(options: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def test_the_suite_runs_every_policy_and_variant_of_the_equivalence_set() -> None:
-    """The suite's selection (`helpers.equivalence.in_suite`) leaves out no policy and no variant in continuous
+    """The suite's selection (`helpers.equivalence.tier`) leaves out no policy and no variant in continuous
     time at FIFO and zero latency: only latency, processor sharing, slotted time, failing servers and
     zero-latency loss under policies outside `SAMPLED`."""
     assert len(equivalence.SUITE) >= 500
@@ -92,6 +92,48 @@ def test_an_equivalence_case_is_identical(key: str) -> None:
         assert emulator.simulate(policy, engine="compiled", **options)["engine"] == "simpy"
         return
     same_row(options)
+
+
+PLAIN_RUN = """
+import json, sys
+sys.path.insert(0, {tests!r})
+import emulator
+from emulator.errors import ScenarioError
+from helpers.equivalence import IGNORED, PLAIN_SUITE
+out = {{}}
+for key, options in PLAIN_SUITE.items():
+    options = dict(options)
+    policy = options.pop("policy")
+    rows = []
+    for engine in ("simpy", "compiled"):
+        try:
+            rows.append(emulator.simulate(policy, engine=engine, response_bins=True, **options))
+        except ScenarioError as exc:
+            rows.append({{"refused": str(exc)}})
+    old, new = rows
+    differ = {{k: [repr(old[k]), repr(new.get(k))] for k in old
+              if k not in IGNORED and repr(old[k]) != repr(new.get(k))}}
+    if "refused" not in old and new.get("engine") != "compiled":
+        differ["engine"] = new.get("engine")
+    out[key] = differ
+print(json.dumps(out))
+"""
+
+
+def test_the_cases_run_as_plain_python_are_identical() -> None:
+    """The cases of `helpers.equivalence.PLAIN_SUITE` (further policies' faults, processor sharing and held
+    messages), the compiled engine's code run as plain Python (``NUMBA_DISABLE_JIT=1``, numpy checking every
+    index), in one process: each row SimPy's, or refused alike."""
+    import subprocess
+
+    assert len(equivalence.PLAIN_SUITE) >= 20
+    env = {**os.environ, "NUMBA_DISABLE_JIT": "1"}
+    done = subprocess.run([sys.executable, "-c", PLAIN_RUN.format(tests=str(ROOT / "tests"))], cwd=ROOT, env=env,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    differ = {key: found for key, found in json.loads(done.stdout.strip().splitlines()[-1]).items() if found}
+    assert set(json.loads(done.stdout.strip().splitlines()[-1])) == set(equivalence.PLAIN_SUITE)
+    assert not differ, differ
 
 
 LOST_MESSAGES = ["jsq_loss/exp", "sqd_loss_d3/exp", "sqd_loss_timeout_tie/det", "jsq_loss_timeout_0/exp",
@@ -131,7 +173,7 @@ def test_a_job_that_waits_for_its_timeout_at_zero_latency_finds_room_to_count_it
 
 FAILING_SERVERS = ["lor_fail_hold_capacity_1_shares/zero", "lor_d2_fail_hold_capacity_1_shares_loss/zero",
                    "lor_fail_lose_capacity_occupancy/zero", "lor_fail_hold_capacity_2_speeds_erlang_d3/zero",
-                   "jiq_fail_lose/zero", "jiq_fail_lose_loss_d3/det", "sqd_fail_hold_d3/zero",
+                   "sqd_fail_hold_d3/zero",
                    "sqd_fail_lose_d3/exp", "sqd_fail_lose_loss/zero"]
 
 
@@ -139,8 +181,8 @@ FAILING_SERVERS = ["lor_fail_hold_capacity_1_shares/zero", "lor_d2_fail_hold_cap
 def test_failing_servers_give_simpys_rows(key: str) -> None:
     """With ``system.failures`` (hold and lose, with and without latency) the compiled engine runs a policy
     whose servers send their dispatchers messages (LOR's completions, of a job blocked at a down server too, sent
-    at its recovery; JIQ's tokens), or that asks its servers (SQ(d): a query lost at a down server), and its row is
-    SimPy's, the jobs lost at down servers too."""
+    at its recovery), or that asks its servers (SQ(d): a query lost at a down server), and its row is SimPy's, the
+    jobs lost at down servers too (JIQ's and batch SQ(d)'s: `test_the_cases_run_as_plain_python_are_identical`)."""
     options = dict(CASES[key])
     options["jobs"] = 1500
     assert on_a_kernel_built_ahead(options), "a kernel the suite does not build ahead (`helpers.equivalence`)"

@@ -24,17 +24,17 @@ JOBS_PER_SERVER = 10
 
 
 SAMPLED = {"latency": ("random", "jsq", "sqd", "jiq", "jbt", "late_binding", "redundancy", "batch_sqd"),
-           "ps": ("random", "jsq", "sqd", "least_work", "lor", "batch_sqd"),
+           "ps": ("random", "jsq", "sqd"),
            "slotted": ("random", "jsq", "sqd", "jiq", "jbt"),
-           "held": ("jiq", "jbt", "lor"),
-           "faults": ("lor", "jiq", "sqd", "batch_sqd"),
-           "faults with latency": ("jiq", "sqd")}
+           "held": ("lor",),
+           "faults": ("lor", "sqd"),
+           "faults with latency": ("sqd",)}
 """The policies whose cases with latency, processor sharing, slotted time and faults the suite runs (faults:
 failing servers, and lost messages at zero latency, which a policy that asks runs on a kernel of its own).
 
 Every policy's cases in continuous time at zero latency (FIFO and pools) are in the suite, and the
 contract's systems without latency (`contract_systems`). Each feature is a
-further kernel per policy (5-30 s of CPU to compile, 48 of them about 6 of the suite's 11 minutes), and each
+further kernel per policy (5-30 s of CPU to compile, about 7 s of the suite's time each), and each
 case a further test, so the suite runs them for a few policies, chosen so that each way the kernel carries
 the feature is covered once; `benchmarks/equivalence.py --engines` runs every case, at full length.
 Latency: a policy whose jobs alone travel (Random, which `check_policy`'s example checks in every system),
@@ -43,42 +43,54 @@ one that asks all servers and one that samples (the ask records and their replie
 that reports and broadcasts (JBT-d), one that reserves and is asked for its jobs (late binding), one that
 cancels copies (redundancy), one whose batch of jobs waits for one ask's replies (batch sampling).
 Processor sharing: one without messages and two that ask (whose theory `tests/test_ps.py` checks
-on them), the two whose decisions read what PS changes (the work left, the completions), and whole
-batches, each of whose jobs schedules a completion at once.
+on them).
 Slotted time: the policies of the slot model's paper, whose theory and claims the slotted tests
-check on them; tokens and reports held for later slots (``pull_delay``) under the two that send them, and
-LOR's completions, which are not held, to each job's own dispatcher (the slot clock's feature ``origins``),
-a decision counting its whole batch.
+check on them; held messages (``pull_delay``) under LOR, whose completions are not held, to each job's
+own dispatcher (the slot clock's feature ``origins``), a decision counting its whole batch.
 Faults: one whose servers answer their dispatchers (LOR's completions: lost at zero latency, and a job blocked
 at a down server answered at its recovery, `recovery`; its failing kernel also carries every way a server fails,
-hold and lose, that Random's, which it replaces, carried without messages: capacities, occupancy, speeds), one
-that pulls, one that asks (at zero latency, lost messages take the asks through records: `faults`), and whole
-batches whose ask's timeout places them (their failing servers' kernel, which asks through records too); with
-latency, the two whose messages meet down servers and timeouts.
+hold and lose: capacities, occupancy, speeds), and one that asks (at zero latency, lost messages take the asks
+through records: `faults`); with latency, the one whose queries meet down servers and timeouts.
 """
 
+PLAIN = {"ps": ("lor", "batch_sqd"), "held": ("jiq", "jbt"), "faults": ("jiq", "batch_sqd"),
+         "faults with latency": ("jiq",)}
+"""Further policies whose cases of a feature the suite runs as plain Python (`PLAIN_SUITE`, `NUMBA_DISABLE_JIT`:
+the kernel's own code, every array index checked by numpy), not compiled. Each is a kernel of its own for a
+handful of cases, 10-25 s of CPU to compile, where the feature's code is compiled in `SAMPLED`'s kernels: the
+completions PS changes (LOR) and whole batches, each of whose jobs schedules a completion at once; tokens and
+reports held for later slots; JIQ's tokens at failing servers, and JIQ-SQ(d)'s servers that ask (a reply lost
+at a server that is down); batches placed one job a step at their ask's timeout; and the lost messages at zero
+latency of JIQ-SQ(d) and batch SQ(d), which take kernels of their own."""
 
-def in_suite(key: str, options: dict[str, Any]) -> bool:
-    """Whether the suite runs the case ``key``: every case at zero latency in continuous time, and those of
-    `SAMPLED`.
+
+def tier(options: dict[str, Any]) -> str | None:
+    """How the suite runs a case: ``compiled`` (every case at zero latency in continuous time, and those of
+    `SAMPLED`), ``plain`` (those of `PLAIN`), or None.
 
     The rest run in `benchmarks/equivalence.py --engines`, the whole set at full length.
     """
     policy, latent = options["policy"], options["latency"] is not None
+
+    def sampled(feature: str) -> str | None:
+        return "compiled" if policy in SAMPLED[feature] else "plain" if policy in PLAIN.get(feature, ()) else None
+
     if latent and policy not in SAMPLED["latency"]:
-        return False
+        return None
     if options.get("discipline") == "ps":
-        return policy in SAMPLED["ps"] and not latent
+        return None if latent else sampled("ps")
     if options.get("time") == "slotted":
-        held = (options.get("slot") or {}).get("pull_delay", 0) > 0
-        return policy in SAMPLED["held" if held else "slotted"]
+        return sampled("held" if (options.get("slot") or {}).get("pull_delay", 0) > 0 else "slotted")
     if options.get("failures") is not None or (options.get("loss", 0) > 0 and not latent):
+        how = sampled("faults with latency" if latent else "faults")
         # (JIQ-SQ(d)'s lost messages at zero latency take a kernel of their own: its asks through records; batch
         # SQ(d)'s lost messages alone too, where its failing servers' kernel asks through records already)
         own_kernel = not latent and options.get("loss", 0) > 0 and (
             (policy == "jiq" and "d" in options) or (policy == "batch_sqd" and options.get("failures") is None))
-        return policy in SAMPLED["faults with latency" if latent else "faults"] and not own_kernel
-    return True
+        if how == "plain" and not own_kernel and not latent and options.get("failures") is None:
+            return "compiled"  # (lost messages alone at zero latency: the policy's own kernel, JIQ's tokens)
+        return "plain" if how and own_kernel else how
+    return "compiled"
 
 
 def shortened(options: dict[str, Any]) -> dict[str, Any]:
@@ -87,8 +99,10 @@ def shortened(options: dict[str, Any]) -> dict[str, Any]:
     return {**options, "jobs": jobs}
 
 
-SUITE = {key: shortened(options) for key, options in CASES.items() if in_suite(key, options)}
-"""The suite's cases, by key, at the suite's run lengths."""
+SUITE = {key: shortened(options) for key, options in CASES.items() if tier(options) == "compiled"}
+"""The suite's cases on the compiled engine, by key, at the suite's run lengths."""
+PLAIN_SUITE = {key: shortened(options) for key, options in CASES.items() if tier(options) == "plain"}
+"""The suite's cases on the compiled engine's code run as plain Python (`PLAIN`)."""
 
 
 def simpy_only(options: dict[str, Any]) -> bool:
