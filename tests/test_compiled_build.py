@@ -7,10 +7,13 @@ from __future__ import annotations
 
 import ast
 import importlib
+import itertools
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 pytest.importorskip("numba")
@@ -45,8 +48,10 @@ def user_form(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 @pytest.mark.parametrize("template", build.TEMPLATES)
 def test_a_kernel_binds_its_policys_hooks_and_the_defaults_for_the_rest(template: str) -> None:
-    built = build.loop(template, "emulator.compiled.policies.sqd", (False,) * len(build.FEATURES[template]))
-    sqd = importlib.import_module("emulator.compiled.policies.sqd")
+    features = (False,) * len(build.FEATURES[template])
+    built = build.loop(template, "emulator.compiled.policies.sqd", features)
+    sqd = importlib.import_module(build.specialised("emulator.compiled.policies.sqd",
+                                                    tuple(build.hook_features(template, features).values())))
     assert built.dispatch is sqd.dispatch and built.replied is sqd.replied
     assert built.on_arrive_batch is common.nothing_on_arrive_batch  # SQ(d) has none
     assert Path(built.__file__).parent == cache.kernels_folder()
@@ -173,11 +178,11 @@ def test_what_an_ask_at_zero_latency_with_faults_calls_per_job_is_inlined() -> N
     """Each job's ask is opened, answered and closed in the kernel (`faults.INSTANT`): a compiled call that takes
     the policy's `Tools` passes its arrays and their reference counts at every call (SQ(2), N = 100, loss 0.05
     took 630 ns a job so, 210 ns inlined), so these are inlined where they are called."""
-    from emulator.compiled import faults, network, records
+    from emulator.compiled import faults, network, records, transport
 
-    called = {"network": ("open_ask", "query_all", "close_ask", "expire"), "records": ("take_message",),
-              "faults": ("room", "answered", "lost", "close", "arrive")}
-    modules = {"network": network, "records": records, "faults": faults}
+    called = {"network": ("open_ask", "close_ask", "expire"), "transport": ("query_all",),
+              "records": ("take_message",), "faults": ("room", "answered", "lost", "close", "arrive")}
+    modules = {"network": network, "transport": transport, "records": records, "faults": faults}
     apart = [f"{module}.{name}" for module, names in called.items() for name in names
              if getattr(modules[module], name).targetoptions.get("inline") != "always"]
     assert apart == []
@@ -239,3 +244,53 @@ def test_the_short_case_that_builds_a_kernel_passes_the_scenarios_checks(options
     point = Scenario.from_dict(scenario_data("jsq", **options)).points()[0]
     short, policy = ahead.short_case(point, point.policies[0])
     assert 20 <= short.scenario.run.jobs < point.scenario.run.jobs and policy.name == "jsq"
+
+
+@pytest.mark.parametrize("template", build.TEMPLATES)
+def test_a_kernels_transport_is_what_the_feature_lines_read_at_run_time(template: str) -> None:
+    """The values a kernel fixes in its hooks' feature lines are those the lines would read from its run's
+    parameters (`engine`: P_LATENT 1 with latency, 2 asking at zero latency with faults; P_HELD)."""
+    from emulator.compiled import faults
+    from emulator.compiled.state import P_HELD, P_LATENT
+
+    names = build.FEATURES[template]
+    for values in itertools.product((False, True), repeat=len(names)):
+        fixed = dict(zip(names, values, strict=True))
+        if fixed.get("latent") and fixed.get("asking"):
+            continue  # (asks through records only at zero latency: `loading.instant_asks`)
+        P = np.zeros(64, dtype=np.int64)
+        P[P_LATENT] = 1 if fixed.get("latent") else 2 if fixed.get("asking") else 0
+        P[P_HELD] = fixed.get("held", False)
+        names_read = {"P": P, "P_LATENT": P_LATENT, "P_HELD": P_HELD, "faults": faults}
+        read = {name: bool(eval(expression, names_read)) for name, expression in build.HOOK_FEATURES.items()}
+        assert build.hook_features(template, values) == read, fixed
+
+
+def test_a_policys_kernel_imports_its_hooks_and_transport_with_the_feature_lines_fixed() -> None:
+    """Without latency or faults, JBT-d's kernel is built from a copy of its module whose feature lines are
+    constants, importing a copy of `transport` alike, so that numba compiles none of the branches they close."""
+    plain = (False,) * len(build.FEATURES["kernel"])
+    built = build.loop("kernel", "emulator.compiled.policies.jbt", plain)
+    hooks_copy = sys.modules[built.dispatch.py_func.__module__]
+    text = Path(hooks_copy.__file__).read_text()
+    assert "    asking = False  # fixed for this kernel" in text and "P[P_LATENT]" not in text
+    transport = re.search(r"^from (\S+) import late, posted, query_all$", text, re.MULTILINE)
+    assert transport is not None and "._built_transport__" in transport.group(1)
+    transport_text = Path(sys.modules[transport.group(1)].__file__).read_text()
+    assert "    held = False  # fixed for this kernel" in transport_text and "P[P_HELD]" not in transport_text
+    latent = build.loop("kernel", "emulator.compiled.policies.jbt", (True, *plain[1:]))
+    assert "    latency = True  # fixed" in Path(sys.modules[latent.dispatch.py_func.__module__].__file__).read_text()
+    # Random reads no transport: its kernel binds its module itself.
+    assert build.specialised("emulator.compiled.policies.random", (False,) * 4) == "emulator.compiled.policies.random"
+
+
+def test_a_feature_line_written_otherwise_is_refused_in_one_line(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A line that names a transport feature but reads something else would be fixed to a value it does not
+    compute: the build refuses it, naming the module and the line it must be."""
+    (tmp_path / "odd_compiled.py").write_text(FORM.format(server=0).replace(
+        "    return 0, False", "    latency = P[0] == 1  # feature: mine\n    return 0, False"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"^odd_compiled: the feature line of 'latency' must read "
+                                         r"`latency = P\[P_LATENT\] == 1`, not `latency = P\[0\] == 1`$"):
+        build.specialised("odd_compiled", (False,) * 4)

@@ -9,6 +9,12 @@ loop per policy), and caches it beside the copy like any other source file. So a
 run compiles only its own policy's kernel, and a policy added to the registry adds
 compile time to its own runs alone.
 
+A kernel's transport (latency, faults at zero latency, slot messages held) is fixed
+too: the policy module and `transport`, the helpers its hooks send and ask with, read
+it through feature lines (`HOOK_FEATURES`), and the kernel imports copies of them with
+those lines fixed (`specialised`), so that a policy's latency and fault branches are
+not compiled into its kernels without them.
+
 The copy's file name holds a digest of everything it was built from (the package's
 sources, and the policy module's own file when it lies outside the package): a
 change to any of them makes a new file, so that numba never loads a kernel compiled
@@ -30,7 +36,7 @@ from pathlib import Path
 from types import ModuleType
 
 from . import cache
-from .policies import HOOKS
+from .policies import HOOKS, hooks
 
 TEMPLATES = ("kernel", "slotted")
 """The loops built per policy: the event kernel and the slot clock."""
@@ -88,6 +94,69 @@ def _digest(text: str, module_name: str) -> str:
     return digest.hexdigest()[:16]
 
 
+HOOK_FEATURES = {"latent": "P[P_LATENT] != 0", "latency": "P[P_LATENT] == 1",
+                 "asking": "P[P_LATENT] == faults.INSTANT", "held": "P[P_HELD] != 0"}
+"""The transport that `transport` and a policy's hooks read through feature lines, each written as here: either of
+the next two (the event kernel's ``latent``), messages with latency (each an event), zero latency with faults (asks
+through records: `faults.INSTANT`), and slotted time holding idle tokens and reports for a later slot. A kernel
+imports copies of those modules with these lines fixed (`specialised`), so that numba compiles only the way its
+runs take."""
+_TRANSPORT_IMPORT = re.compile(r"^from (\.\.transport|emulator\.compiled\.transport) import ", re.MULTILINE)
+
+
+def hook_features(template: str, features: tuple[bool, ...]) -> dict[str, bool]:
+    """The `HOOK_FEATURES` of a kernel of ``template`` built with ``features``: an event kernel's transport has
+    latency (its ``latent``), or asks through records at zero latency with faults (its ``asking``), or neither,
+    and holds nothing for later slots; a slot clock's messages take no latency and may be held."""
+    fixed = dict(zip(FEATURES[template], features, strict=True))
+    if template == "kernel":
+        return {"latent": fixed["latent"] or fixed["asking"], "latency": fixed["latent"],
+                "asking": fixed["asking"], "held": False}
+    return {"latent": False, "latency": False, "asking": False, "held": fixed["held"]}
+
+
+def _fix_hook_features(text: str, fixed: dict[str, bool], where: str) -> tuple[str, int]:
+    """``text`` with its `HOOK_FEATURES` lines fixed to ``fixed``, and how many it had."""
+    found = 0
+
+    def fix(match: re.Match[str]) -> str:
+        nonlocal found
+        name = match.group(2)
+        if name not in HOOK_FEATURES:
+            return match.group(0)
+        if match.group(3) != HOOK_FEATURES[name]:
+            raise ValueError(f"{where}: the feature line of {name!r} must read "
+                             f"`{name} = {HOOK_FEATURES[name]}`, not `{name} = {match.group(3)}`")
+        found += 1
+        return f"{match.group(1)}{name} = {fixed[name]}  # fixed for this kernel: {match.group(4)}"
+
+    return _FEATURE.sub(fix, text), found
+
+
+def specialised(module_name: str, fixed: tuple[bool, ...]) -> str:
+    """The module a kernel whose transport is ``fixed`` (`HOOK_FEATURES`' values, in order) imports for
+    ``module_name`` (a compiled policy, or `transport`): a copy with its feature lines fixed and its import of
+    `transport` pointed at that one's copy; or ``module_name`` itself if it has neither."""
+    values = dict(zip(HOOK_FEATURES, fixed, strict=True))
+    spec = importlib.util.find_spec(module_name)
+    assert spec is not None and spec.origin is not None, module_name
+    text, found = _fix_hook_features(Path(spec.origin).read_text(encoding="utf-8"), values, module_name)
+    transport = f"{__package__}.transport"
+    if module_name != transport and _TRANSPORT_IMPORT.search(text):
+        text = _TRANSPORT_IMPORT.sub(f"from {specialised(transport, fixed)} import ", text)
+    elif not found:
+        return module_name
+    flags = "_".join(f"{name}{int(value)}" for name, value in values.items())
+    prefix = f"{'transport' if module_name == transport else 'hooks'}__{_safe(module_name)}__{flags}__"
+    package = module_name.rpartition(".")[0]  # the copy's relative imports resolve as the module's
+    named = f"{package}._built_" if package else "_lbemu_built_"
+    return _load(prefix, _digest(text, module_name), text, named).__name__
+
+
+def _safe(module_name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]", "_", module_name)
+
+
 @functools.cache
 def loop(template: str, module_name: str, features: tuple[bool, ...]) -> ModuleType:
     """The module of ``template``'s loop built for the compiled policy ``module_name`` (written if needed).
@@ -95,17 +164,27 @@ def loop(template: str, module_name: str, features: tuple[bool, ...]) -> ModuleT
     ``features``: the values of the template's `FEATURES` flags this kernel is built for.
     """
     assert template in TEMPLATES
-    text = source(template, module_name, features)
+    hooks(module_name)  # a form without its hooks is refused in its own name, not its copy's
+    bound = specialised(module_name, tuple(hook_features(template, features).values()))
+    text = source(template, bound, features)
     # e.g. kernel__emulator_compiled_policies_jsq__latent0_checked0: the names of older copies start alike
-    safe = re.sub(r"[^A-Za-z0-9]", "_", module_name) + "__" + "_".join(
-        f"{name}{int(value)}" for name, value in zip(FEATURES[template], features, strict=True))
-    stem = f"{template}__{safe}__{_digest(text, module_name)}"
+    prefix = f"{template}__{_safe(module_name)}__" + "_".join(
+        f"{name}{int(value)}" for name, value in zip(FEATURES[template], features, strict=True)) + "__"
+    return _load(prefix, _digest(text, module_name), text, f"{__package__}._built_")
+
+
+def _load(prefix: str, digest: str, text: str, package: str) -> ModuleType:
+    """Write ``text`` as the copy ``prefix + digest`` (unless it is there), remove older copies of ``prefix``, and
+    import it as a module named ``package`` + its stem; its numba caches are checked like the package's own."""
+    stem = prefix + digest
     where = cache.kernels_folder()
     path = where / f"{stem}.py"
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         _write(path, text)
-        _forget_older(where, f"{template}__{safe}__", stem)
-    name = f"{__package__}._built_{stem}"  # in this package: the template's relative imports resolve
+        _forget_older(where, prefix, stem)
+    name = package + stem
+    if name in sys.modules:
+        return sys.modules[name]
     spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     built = importlib.util.module_from_spec(spec)

@@ -129,7 +129,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
     capacity = P[P_CAPACITY]
     pool = P[P_POOL] == 1
     warmup, jobs = P[P_WARMUP], P[P_JOBS]
-    latent = P[P_LATENT] != 0  # feature: every message an event (`network`)
+    latent = P[P_LATENT] == 1  # feature: every message an event (`network`)
     checked = P[P_CHECKED] != 0  # feature: a user's compiled form, its decisions checked
     ps = P[P_POOL] == 2  # feature: processor-sharing servers (`ps`)
     reserving = len(T.binding) > 1  # feature: late binding, a dispatch places reservations (`binding`)
@@ -342,10 +342,11 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
             elif failing and kind == TIMER and code >= 4:  # a server fails, recovers or resumes (`failing`)
                 back = failures.event(heap, iv, fv, fail, c_servers, c_jobs, c_measures, code >> 2)
                 if back >= 0:  # it recovers: its departure hook runs once, as after a departure; then it resumes
-                    k = recovery.missed(P, iv, fail, j_next, j_dispatcher, back)  # first the arrival hooks it missed
-                    while k:  # (then none is left, and iv[I_ORIGIN] is -1: LOR's departure hook answers none)
-                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, k == BLOCKED, k == LISTED)
+                    while True:  # first the arrival hooks it missed (one call site: one inlined copy)
                         k = recovery.missed(P, iv, fail, j_next, j_dispatcher, back)
+                        if not k:  # none is left, and iv[I_ORIGIN] is -1: LOR's departure hook answers none
+                            break
+                        on_arrive(P, Q, counts, length, rng, ubuf, iv, T, back, k == BLOCKED, k == LISTED)
                     on_depart(P, Q, counts, length, rng, ubuf, iv, T, back)
                     failures.resume(heap, iv, fail, back, head, now)
             elif kind == TIMER:  # the policy's timer (JBT-d: dispatcher 0's sample, then the servers learn it)

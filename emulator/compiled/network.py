@@ -58,7 +58,6 @@ from .state import (
     I_ASK_CAP,
     I_ASK_FREE,
     I_ASKS,
-    I_CURRENT,
     I_EID,
     I_HEAP,
     I_HEAP_CAP,
@@ -72,12 +71,9 @@ from .state import (
     I_TRANSFERS,
     MESSAGE,
     P_ASK_ROOM,
-    P_HELD,
-    P_IDLE,
     P_LATENT,
     P_QUERY,
     P_REPLY,
-    P_REPORT,
     P_ROOM,
     QUERY_EVENT,
     REPLY_EVENT,
@@ -180,15 +176,6 @@ def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
 
 
 @njit(cache=True, inline="always")
-def query_all(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> None:
-    """Query every target of ``ask``, in order."""
-    if P[P_LATENT] == faults.INSTANT:  # zero latency: the kernel asks once the hook is done (`faults.answered`)
-        return
-    for i in range(T.asks[ask, A_N]):
-        query(P, counts, iv, T, ask, i)
-
-
-@njit(cache=True, inline="always")
 def close_ask(T: Tools, iv: np.ndarray, ask: int) -> None:
     if not faults.close(T, iv, ask):  # its late replies or timeout are still to come
         return
@@ -219,41 +206,3 @@ def expire(T: Tools, iv: np.ndarray, slot: int) -> int:
     what, a, b, c = T.msg[slot, 0], T.msg[slot, 1], T.msg[slot, 2], T.msg[slot, 3]
     release(T, iv, slot)
     return faults.arrive(T, iv, what, a, b, c)
-
-
-@njit(cache=True, inline="always")
-def ask_lengths(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools,
-                dispatcher: int, n: int) -> bool:
-    """`Channel.ask` of the ``n`` servers in ``T.picked[:n]`` for their queue lengths, for the current job.
-
-    With zero latency the answers are in now: True, with them in ``T.values[:n]`` (one
-    query and one reply counted per server, as the SimPy channel counts them). With
-    latency the queries are sent: False, and the policy's ``replied`` hook decides when
-    the last reply is in (the answers in ``T.replies[ask]``, the servers in
-    ``T.targets[ask]``, both in this order). A policy's dispatch reads the same either way.
-    """
-    if P[P_LATENT]:
-        ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, n, 0, False)
-        for i in range(n):
-            T.targets[ask, i] = T.picked[i]
-        query_all(P, counts, iv, T, ask)
-        return False
-    counts[P[P_QUERY]] += n
-    counts[P[P_REPLY]] += n
-    for i in range(n):
-        T.values[i] = length[T.picked[i]]
-    return True
-
-
-@njit(cache=True, inline="always")
-def posted(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int,
-           c: int) -> bool:
-    """`Channel.send` of a policy's own message: True if it went out as an event (latency, or slotted time
-    holding an idle token or a report for a later slot: the ``deliver`` hook handles it when it arrives) or was
-    lost at zero latency (`faults.lost`, as `Channel._post`), False if it is delivered now: then it is counted
-    here, and the caller delivers it (`SlotChannel` holds no other kind: LOR's completions arrive at once)."""
-    if P[P_LATENT] == 1 or (P[P_HELD] and (kind == P[P_IDLE] or kind == P[P_REPORT])):
-        send(counts, iv, T, kind, what, a, b, c)
-        return True
-    counts[kind] += 1
-    return faults.lost(counts, iv, T, kind)

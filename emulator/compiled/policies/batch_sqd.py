@@ -30,7 +30,7 @@ from numba import njit
 from ...policies.batch_sqd import BatchSQDConfig
 from .. import faults
 from ..core import sample, uniform
-from ..network import close_ask, open_ask, post, query_all
+from ..network import close_ask, open_ask, post
 from ..state import (
     A_JOB,
     A_N,
@@ -47,6 +47,7 @@ from ..state import (
     TRANSFER,
 )
 from ..tools import Description, Tools
+from ..transport import query_all
 from .common import asked_now, round_trips
 
 PARAMS = frozenset({"d", "fill"})
@@ -97,8 +98,9 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """The next job of the batch (ask -1, `kernel`'s source state 4): placed now, or held for the batch's ask;
     or (latency) the batch's ask has decided: its jobs go out (none is left to the kernel)."""
-    instant = P[P_LATENT] == faults.INSTANT
-    if ask >= 0 and instant:  # its timeout: the first job goes now, the others one a step (`_placing`)
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
+    if ask >= 0 and asking:  # its timeout: the first job goes now, the others one a step (`_placing`)
         return _decided(P, rng, ubuf, iv, T, ask), False
     if ask >= 0:
         _send(P, counts, rng, ubuf, iv, T, ask)
@@ -109,12 +111,12 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     k, at = iv[I_BATCH], iv[I_BATCH_AT]
     m = min(n, P[D] * k)
     state = T.ints[1]
-    if P[P_LATENT] and not instant:
+    if latent and not asking:
         if at == 0:
             _ask(P, counts, rng, ubuf, iv, T, m, k)
         return -1, False
     picked, values = T.picked, T.values
-    if at == 0 and instant:  # the batch's ask, answered now: placed as it is handed over, or all at its timeout
+    if at == 0 and asking:  # the batch's ask, answered now: placed as it is handed over, or all at its timeout
         ask = open_ask(T, iv, iv[I_CURRENT], 0, m, k, False)
         sample(rng, ubuf, iv, n, m, False, T.targets[ask], T.pool)
         state[WAITS] = not asked_now(P, counts, length, iv, T, ask)
@@ -126,7 +128,7 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         round_trips(P, counts, m)
         for j in range(m):
             values[j] = length[picked[j]]
-    if instant and state[WAITS]:
+    if asking and state[WAITS]:
         return -1, False
     return picked[_next(P, rng, ubuf, iv, T, m, at)], False
 

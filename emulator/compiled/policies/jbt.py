@@ -11,7 +11,7 @@ from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
 from .. import faults
 from ..core import id_add, id_clear, id_clear_chained, list_room, sample
-from ..network import close_ask, open_ask, posted, query_all, send
+from ..network import close_ask, open_ask, send
 from ..recovery import to_server
 from ..state import (
     I_INIT,
@@ -27,6 +27,7 @@ from ..state import (
     Q_PARAMS,
 )
 from ..tools import Description, Tools
+from ..transport import late, posted, query_all
 from .common import asked_now, list_dispatch, random_dispatcher, round_trips, server_up
 
 ASKS = True  # at zero latency with faults its update's ask goes through a record (`faults.INSTANT`)
@@ -81,13 +82,22 @@ def _check(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
 def _reported(P: np.ndarray, iv: np.ndarray, T: Tools, target: int, sid: int) -> None:
     """`_reported`: dispatcher ``target`` lists server ``sid``."""
     # One call, so one inlined copy; unchained, `id_add` reads no chain (then T.chain has one entry).
-    id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, P[CHAINED] != 0, target, sid)
+    id_add(T.lists, T.lstart, T.lcap, T.count, T.chain, T.node_d, T.node_next, iv, _chained(P), target, sid)
+
+
+@njit(cache=True, inline="always")
+def _chained(P: np.ndarray) -> bool:
+    """Whether the lists keep each id once (`describe`): only where a report may come late, so that the kernels
+    of other transports compile no chain."""
+    if late(P):
+        return P[CHAINED] != 0
+    return False
 
 
 @njit(cache=True, inline="always")
 def _clear(P: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> None:
     """`_cleared`: the dispatcher's list is emptied."""
-    if P[CHAINED]:
+    if _chained(P):
         id_clear_chained(T.lists, T.lstart, T.count, T.chain, T.node_d, T.node_next, iv, dispatcher)
     else:
         id_clear(T.count, dispatcher)
@@ -108,7 +118,7 @@ def _new_threshold(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: t
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    return list_dispatch(P, rng, ubuf, iv, T, dispatcher, P[CHAINED] != 0, P[WEIGHTED] != 0, Q[TOP])
+    return list_dispatch(P, rng, ubuf, iv, T, dispatcher, _chained(P), P[WEIGHTED] != 0, Q[TOP])
 
 
 @njit(cache=True, inline="always")
@@ -148,7 +158,9 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
     The servers learn it one by one, from ``iv[I_UPDATING]`` on; False if it stopped
     for list room (``resume`` goes on from there).
     """
-    if P[P_LATENT] == faults.INSTANT and not resume:  # zero latency with faults: asked now, or at its timeout
+    latency = P[P_LATENT] == 1  # feature: every message an event
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
+    if asking and not resume:  # zero latency with faults: asked now, or at its timeout
         ask = open_ask(T, iv, -1, 0, P[D], 0, False)
         sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.pool)
         if not asked_now(P, counts, length, iv, T, ask):
@@ -156,7 +168,7 @@ def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, 
         r = _smallest(P, T, ask)
         close_ask(T, iv, ask)
         _begin(P, counts, iv, T, r)
-    elif P[P_LATENT] == 1:  # ask d servers; the update goes out when they answer (`replied`)
+    elif latency:  # ask d servers; the update goes out when they answer (`replied`)
         ask = open_ask(T, iv, -1, 0, P[D], 0, False)
         sample(rng, ubuf, iv, P[P_N], P[D], False, T.targets[ask], T.pool)
         query_all(P, counts, iv, T, ask)
@@ -210,7 +222,7 @@ def _broadcast(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple
     if r < 0:
         r = -1 - r
     kind = P[P_THRESHOLD_KIND]
-    instant = P[P_LATENT] == faults.INSTANT
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     reset = P[RESET] != 0
     recheck = P[RECHECK] != 0 or reset
     for sid in range(iv[I_UPDATING], P[P_N]):
@@ -218,7 +230,7 @@ def _broadcast(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple
             iv[I_UPDATING] = sid
             return False
         counts[kind] += 1
-        if instant and (faults.lost(counts, iv, T, kind) or _lost_at(counts, T, kind, sid)):
+        if asking and (faults.lost(counts, iv, T, kind) or _lost_at(counts, T, kind, sid)):
             continue
         T.threshold[sid] = r
         if reset:
@@ -247,7 +259,8 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     r = _smallest(P, T, ask)
     if r == NO_REPLY:  # no reply came back in time (faults): the threshold stays as it is
         return -1, False
-    if P[P_LATENT] == faults.INSTANT:
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
+    if asking:
         _begin(P, counts, iv, T, r)
         iv[I_UPDATE_R] = -1 - r  # the timer waits already (`faults.update_done`)
         _broadcast(P, counts, length, rng, ubuf, iv, T)

@@ -10,7 +10,7 @@ from numba import njit
 from ...policies.jiq import JIQConfig
 from .. import faults
 from ..core import id_add, list_room, sample, shortest
-from ..network import close_ask, open_ask, posted, query_all
+from ..network import close_ask, open_ask
 from ..state import (
     A_TAG,
     I_INIT,
@@ -22,6 +22,7 @@ from ..state import (
     POLICY_MESSAGE,
 )
 from ..tools import Description, Tools
+from ..transport import posted, query_all
 from .common import list_dispatch, nothing_on_arrive, nothing_timer, random_dispatcher, round_trips, server_up
 
 PARAMS = frozenset({"d", "memory"})
@@ -59,19 +60,21 @@ def _token(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple, ub
     With one dispatcher an id is in its one list or in none: the ``listed`` flag says
     which, and no chain is kept (`core.id_add`).
     """
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     dispatchers = P[P_D]
     d = P[D]
     count = T.count
     if d < 0 or dispatchers == 1:
         target = random_dispatcher(P, rng, ubuf, iv)
-    elif P[P_LATENT] == faults.INSTANT:  # zero latency with loss: the replies in now, or the timeout decides
+    elif asking:  # zero latency with loss: the replies in now, or the timeout decides
         ask = open_ask(T, iv, -1, 0, d, sid, True)
         sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.pool)
         if not faults.asked(P, counts, length, iv, T, T.failing, False, ask):  # (the dispatchers never fail)
             return  # `replied`
         target = T.targets[ask, shortest(T.replies[ask], d, rng, ubuf, iv)]
         close_ask(T, iv, ask)
-    elif P[P_LATENT]:  # ask d dispatchers how long their I-queues are; the token goes when they answer
+    elif latent:  # ask d dispatchers how long their I-queues are; the token goes when they answer
         ask = open_ask(T, iv, -1, 0, d, sid, True)
         sample(rng, ubuf, iv, dispatchers, d, False, T.targets[ask], T.pool)
         query_all(P, counts, iv, T, ask)
@@ -114,8 +117,9 @@ def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """JIQ-SQ(d) with latency: the I-queue lengths are in; the token goes to the shortest. At zero latency with loss
     the ask's timeout came: the token goes at once, unless the server that asked is down (`Channel._ask_faulty`)."""
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     sid = T.asks[ask, A_TAG]
-    if P[P_LATENT] == faults.INSTANT and not server_up(T, sid):
+    if asking and not server_up(T, sid):
         return -1, False
     target = T.targets[ask, shortest(T.replies[ask], P[D], rng, ubuf, iv)]
     if not posted(P, counts, iv, T, P[P_IDLE], IDLE, target, sid, 0):

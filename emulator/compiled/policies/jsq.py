@@ -9,9 +9,10 @@ from numba import njit
 
 from ...policies.jsq import JSQConfig
 from ..core import shortest, uniform
-from ..network import open_ask, query_all
+from ..network import open_ask
 from ..state import I_CURRENT, I_LEVELS, I_LOW, P_LATENT, P_N
 from ..tools import Description, Tools
+from ..transport import query_all
 from .common import nothing_initialise, nothing_timer, round_trips
 
 PARAMS: frozenset[str] = frozenset()
@@ -140,7 +141,8 @@ def pick_of(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, indexes: int
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    if P[P_LATENT]:  # ask every server; the job waits for the N replies (`replied`)
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if latent:  # ask every server; the job waits for the N replies (`replied`)
         n = P[P_N]
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, n, 0, False)
         targets = T.targets[ask]
@@ -171,7 +173,8 @@ def pick_shortest(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> int
 def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
     """`LengthIndex.arrived` (one job at a time: the length moved by one); with latency JSQ keeps no index."""
-    if blocked or P[P_LATENT]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if blocked or latent:
         return
     new = length[sid]
     move(T.buckets, T.bucket_size, T.position, iv, sid, new - 1, new)
@@ -184,7 +187,8 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     """`LengthIndex.departed`."""
-    if P[P_LATENT]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if latent:
         return
     new = length[sid]
     move(T.buckets, T.bucket_size, T.position, iv, sid, new + 1, new)

@@ -22,9 +22,9 @@ from numba import njit
 
 from ...measure.messages import Kind
 from ...policies.jsq_push import JSQPushConfig
-from ..network import posted
 from ..state import I_LEVELS, P_D, P_LATENT, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools
+from ..transport import posted
 from .common import nothing_initialise, nothing_timer
 from .jsq import index_set_of, indexes_too_large, pick_of, pick_shortest
 from .jsq import on_arrive as index_arrive
@@ -94,7 +94,8 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    if P[P_LATENT]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if latent:
         return pick_of(rng, ubuf, iv, T, P[P_D], dispatcher), False
     return pick_shortest(rng, ubuf, iv, T), False
 
@@ -102,7 +103,8 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 @njit(cache=True, inline="always")
 def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int, blocked: bool, via_list: bool) -> None:
-    if P[P_LATENT]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if latent:
         _changed(P, counts, length, iv, T, sid)
         return
     if blocked:  # the length did not change: nothing to tell
@@ -114,7 +116,8 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 @njit(cache=True, inline="always")
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
-    if P[P_LATENT]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if latent:
         _changed(P, counts, length, iv, T, sid)
         return
     counts[P[UPDATE]] += P[P_D]

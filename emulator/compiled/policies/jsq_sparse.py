@@ -52,10 +52,11 @@ def _gap(Q: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray) -> None:
 @njit(cache=True, inline="always")
 def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
     """`JSQSparsePolicy._report`: server ``sid`` tells every dispatcher its length (not while down: its turn passes)."""
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
     if not server_up(T, sid):
         return
     dispatchers = P[P_D]
-    if P[P_LATENT]:
+    if latent:
         stamps = T.ints[2 * dispatchers]
         stamps[sid] += 1
         for dispatcher in range(dispatchers):

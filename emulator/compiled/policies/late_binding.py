@@ -50,11 +50,12 @@ def describe(config: LateBindingConfig, point: Any, speeds: np.ndarray) -> Descr
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
     d = P[D]
     picked = T.picked
     sample(rng, ubuf, iv, P[P_N], d, False, picked, T.pool)
     B = T.binding
-    if P[P_LATENT]:  # d reservations on their way; the job waits for the first request
+    if latent:  # d reservations on their way; the job waits for the first request
         t = binding.ticket(B, iv[I_CURRENT], d)
         for j in range(d):
             send(counts, iv, T, RESERVATION, RESERVE, picked[j], t, 0)
@@ -118,9 +119,10 @@ def on_arrive(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
 @njit(cache=True, inline="always")
 def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
               ubuf: np.ndarray, iv: np.ndarray, T: Tools, sid: int) -> None:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
     if length[sid] > 0:
         return
-    if P[P_LATENT]:
+    if latent:
         _ask(counts, length, iv, T, sid)
         return
     B = T.binding

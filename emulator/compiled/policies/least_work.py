@@ -93,6 +93,8 @@ def _work(P: np.ndarray, length: np.ndarray, T: Tools, sid: int) -> int:
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     n, d = P[P_N], P[D]
     picked = T.picked
     if d < n:
@@ -100,13 +102,13 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
     else:  # d = N queries every server in id order, with no draw
         for j in range(n):
             picked[j] = j
-    if P[P_LATENT] == faults.INSTANT:  # the kernel draws the losses (`faults.answered`); the work is now's
+    if asking:  # the kernel draws the losses (`faults.answered`); the work is now's
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
         for j in range(d):
             T.targets[ask, j] = picked[j]
             T.targets[ask, d + j] = _work(P, length, T, picked[j])
         return -1, False
-    if P[P_LATENT]:  # `Channel.ask`: one query per target, in order, each answered on arrival (`deliver`)
+    if latent:  # `Channel.ask`: one query per target, in order, each answered on arrival (`deliver`)
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
         for j in range(d):
             T.targets[ask, j] = picked[j]
@@ -159,9 +161,10 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
 @njit(cache=True, inline="always")
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     d = P[D]
     replies = T.replies[ask]
-    if P[P_LATENT] == faults.INSTANT:  # the targets that answered answer their work (`dispatch`)
+    if asking:  # the targets that answered answer their work (`dispatch`)
         for j in range(d):
             if replies[j] != NO_REPLY:
                 replies[j] = T.targets[ask, d + j]

@@ -26,9 +26,9 @@ from numba import njit
 from ...measure.messages import Kind
 from ...policies.lor import LORConfig
 from ..core import sample, shortest
-from ..network import posted
 from ..state import I_ORIGIN, P_D, P_N, P_PARAMS, POLICY_MESSAGE
 from ..tools import Description, Tools
+from ..transport import posted
 from .common import nothing_initialise, nothing_timer
 from .jsq import index_set_of, indexes_too_large, pick_of
 

@@ -46,28 +46,29 @@ def supports(config: LSQConfig, point: Any) -> str | None:
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    latency = P[P_LATENT] == 1  # feature: every message an event
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     n, d, indexes = P[P_N], P[D], P[P_D]
     estimate = T.ints[dispatcher]
     picked = T.picked
     if d < n:
         sample(rng, ubuf, iv, n, d, False, picked, T.pool)
-    if P[P_LATENT] == 1:  # one ask per server; each reply refreshes its estimate when it comes (`replied`)
+    if latency:  # one ask per server; each reply refreshes its estimate when it comes (`replied`)
         for j in range(d):
             sid = j if d == n else picked[j]
             ask = open_ask(T, iv, -1, dispatcher, 1, sid, False)
             T.targets[ask, 0] = sid
             query(P, counts, iv, T, ask, 0)
     else:  # every server queried (d = N) needs no draw
-        instant = P[P_LATENT] == faults.INSTANT  # zero latency with faults: each round trip now (`_answered`)
-        if not instant:
+        if not asking:
             round_trips(P, counts, d)
         for j in range(d):
             sid = j if d == n else picked[j]
-            if not instant or _answered(P, counts, iv, T, sid):
+            if not asking or _answered(P, counts, iv, T, sid):
                 index_set_of(T, iv, indexes, dispatcher, estimate, sid, length[sid])
     sid = pick_of(rng, ubuf, iv, T, indexes, dispatcher)
     index_set_of(T, iv, indexes, dispatcher, estimate, sid, estimate[sid] + 1)
-    if indexes > 1 and P[P_LATENT] != 1 and length[sid] + 1 >= iv[I_LEVELS]:  # it arrives now: a level for it
+    if indexes > 1 and not latency and length[sid] + 1 >= iv[I_LEVELS]:  # it arrives now: a level for it
         iv[I_LEVELS] = length[sid] + 2
     return sid, False
 

@@ -13,9 +13,9 @@ from numba import njit
 
 from ...policies.persistent_idle import NONE, PersistentIdleConfig
 from ..core import id_add, id_take, list_room, uniform
-from ..network import posted
 from ..state import I_INIT, P_D, P_IDLE, P_N, POLICY_MESSAGE
 from ..tools import Description, Tools
+from ..transport import posted
 from .common import nothing_on_arrive, nothing_timer, random_dispatcher
 
 PARAMS: frozenset[str] = frozenset()

@@ -9,9 +9,10 @@ from numba import njit
 
 from ...policies.sed import SEDConfig
 from ..core import sample, uniform
-from ..network import open_ask, query_all
+from ..network import open_ask
 from ..state import I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
+from ..transport import query_all
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "rule", "ties"})
@@ -71,7 +72,8 @@ def least(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools,
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
-    if P[P_LATENT]:  # ask them; the job waits for the replies (`replied`)
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
+    if latent:  # ask them; the job waits for the replies (`replied`)
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, P[P_N] if P[D] < 0 else P[D], 0, False)
         _queried(P, rng, ubuf, iv, T, T.targets[ask])
         query_all(P, counts, iv, T, ask)

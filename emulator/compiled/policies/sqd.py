@@ -9,9 +9,10 @@ from numba import njit
 
 from ...policies.sqd import SQDConfig
 from ..core import sample, shortest, uniform
-from ..network import open_ask, query_all
+from ..network import open_ask
 from ..state import I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
+from ..transport import query_all
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "replace"})
@@ -29,8 +30,9 @@ def describe(config: SQDConfig, point: Any, speeds: np.ndarray) -> Description:
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
     n = P[P_N]
-    if P[P_LATENT]:  # `Uniforms.sample` (SimPy's written-out pair is for zero latency only), then ask them
+    if latent:  # `Uniforms.sample` (SimPy's written-out pair is for zero latency only), then ask them
         d = P[D]
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, d, 0, False)
         sample(rng, ubuf, iv, n, d, P[REPLACE] != 0, T.targets[ask], T.pool)

@@ -14,9 +14,10 @@ from numba import njit
 from ...measure.messages import NO_REPLY
 from ...policies.sqd_memory import SQDMemoryConfig
 from ..core import sample, shortest
-from ..network import open_ask, query_all
+from ..network import open_ask
 from ..state import A_DISPATCHER, A_LEFT, A_N, I_CURRENT, P_D, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
+from ..transport import query_all
 from .common import nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "m"})
@@ -40,8 +41,8 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
     d, m = P[D], P[M]
-    latent = P[P_LATENT] != 0
     ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, 0, 0, False) if latent else -1
     picked, memory = (T.targets[ask] if latent else T.picked), T.ints[dispatcher]
     sample(rng, ubuf, iv, P[P_N], d, False, picked, T.pool)

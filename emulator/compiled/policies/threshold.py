@@ -9,8 +9,8 @@ from numba import njit
 
 from ...measure.messages import NO_REPLY
 from ...policies.threshold import ThresholdConfig
+from .. import faults
 from ..core import sample
-from ..faults import INSTANT
 from ..network import open_ask, query
 from ..state import A_LEFT, A_TAG, I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
@@ -36,8 +36,9 @@ def describe(config: ThresholdConfig, point: Any, speeds: np.ndarray) -> Descrip
 @njit(cache=True, inline="always")
 def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
              ubuf: np.ndarray, iv: np.ndarray, T: Tools, dispatcher: int) -> tuple[int, bool]:
+    latent = P[P_LATENT] != 0  # feature: latency, or zero latency with faults (asks through records)
     d = P[D]
-    if P[P_LATENT]:  # the probes, drawn at once; each a round trip before the next (`replied`)
+    if latent:  # the probes, drawn at once; each a round trip before the next (`replied`)
         ask = open_ask(T, iv, iv[I_CURRENT], dispatcher, 1, 0, False)
         sample(rng, ubuf, iv, P[P_N], d, P[REPLACE] != 0, T.targets[ask], T.pool)
         query(P, counts, iv, T, ask, 0)
@@ -56,18 +57,18 @@ def dispatch(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarra
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """Probe ``i`` answered: join it if below the threshold or the last, else probe the next."""
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
     asks = T.asks
     i = asks[ask, A_TAG]
     # Zero latency with faults: the kernel asks the round's one target, `faults.answered`'s first: the next
     # probe goes there.
-    instant = P[P_LATENT] == INSTANT
-    at = 0 if instant else i
+    at = 0 if asking else i
     if T.replies[ask, at] < P[THRESHOLD] or P[ABOVE_ALL] or i + 1 == P[D]:
         return T.targets[ask, at], False
     asks[ask, A_TAG] = i + 1
     asks[ask, A_LEFT] = 1
     T.due[ask] = -1.0  # a new round trip
-    if instant:  # the kernel asks it once this returns
+    if asking:  # the kernel asks it once this returns
         T.targets[ask, 0] = T.targets[ask, i + 1]
         return -1, False
     query(P, counts, iv, T, ask, i + 1)
