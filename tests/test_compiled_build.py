@@ -294,3 +294,20 @@ def test_a_feature_line_written_otherwise_is_refused_in_one_line(tmp_path: Path,
     with pytest.raises(ValueError, match=r"^odd_compiled: the feature line of 'latency' must read "
                                          r"`latency = P\[P_LATENT\] == 1`, not `latency = P\[0\] == 1`$"):
         build.specialised("odd_compiled", (False,) * 4)
+
+
+def test_a_form_that_is_a_package_keeps_its_relative_imports_in_its_copy(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiled form written as a package (its `__init__` importing from its own modules) that asks through
+    `transport` is copied; the copy's relative imports still reach the package's modules."""
+    package = tmp_path / "minepkg"
+    package.mkdir()
+    (package / "helper.py").write_text("SERVER = 1\n")
+    (package / "__init__.py").write_text(FORM.replace("from numba import njit", (
+        "from numba import njit\n\nfrom emulator.compiled.transport import ask_lengths  # noqa: F401\n"
+        "from .helper import SERVER")).format(server="SERVER"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    copy = importlib.import_module(build.specialised("minepkg", (False,) * 4))
+    assert copy.__name__.startswith("minepkg._built_hooks__") and copy.SERVER == 1
+    for name in [name for name in sys.modules if name == "minepkg" or name.startswith("minepkg.")]:
+        sys.modules.pop(name)

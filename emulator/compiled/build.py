@@ -148,7 +148,8 @@ def specialised(module_name: str, fixed: tuple[bool, ...]) -> str:
         return module_name
     flags = "_".join(f"{name}{int(value)}" for name, value in values.items())
     prefix = f"{'transport' if module_name == transport else 'hooks'}__{_safe(module_name)}__{flags}__"
-    package = module_name.rpartition(".")[0]  # the copy's relative imports resolve as the module's
+    # The copy's relative imports resolve as the module's (a package's own `__init__` imports from itself).
+    package = module_name if spec.submodule_search_locations is not None else module_name.rpartition(".")[0]
     named = f"{package}._built_" if package else "_lbemu_built_"
     return _load(prefix, _digest(text, module_name), text, named).__name__
 
