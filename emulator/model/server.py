@@ -127,7 +127,7 @@ class FifoServer(FifoQueue):
         recorder = self.recorder
         recorder.area += recorder.in_system * (now - recorder.last)
         recorder.last = now
-        recorder.in_system += 1
+        recorder.in_system += 1.0
         if self.observer is not None:
             self.observer.arrive(self.length, now)
         service = job.size * self.inv_speed
