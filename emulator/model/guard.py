@@ -34,6 +34,7 @@ import simpy
 from simpy.core import EmptySchedule, StopSimulation
 
 from ..errors import StalledRun
+from .server import Alarm
 
 CHUNK = 4096
 """Events processed between two checks: the check's cost is spread over this many events."""
@@ -216,6 +217,12 @@ def run(env: simpy.Environment, done: simpy.Event, watch: Watch,
                     env._now, _, _, event = heappop(queue)
                 except IndexError:
                     raise EmptySchedule from None
+                if type(event) is Alarm:
+                    # A FIFO departure, mostly: its one callback, called directly (it cannot fail), and
+                    # its callbacks left as they are (it sets them anew whenever it is scheduled).
+                    fire = event._then[0]
+                    fire(event)
+                    continue
                 callbacks, event.callbacks = event.callbacks, None  # type: ignore[assignment]
                 for callback in callbacks:
                     callback(event)
