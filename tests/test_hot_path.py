@@ -22,8 +22,11 @@ import pytest
 from helpers.scenarios import make_point, traced
 
 import emulator
+from emulator.measure.sketch import QuantileSketch
 from emulator.model.build import Model, build_model
 from emulator.model.job import Job
+
+FLUSH = QuantileSketch.FLUSH
 
 
 def profiled(profile: Callable[[FrameType, str, Any], None], policy: str, jobs: int, **options: Any) -> None:
@@ -163,3 +166,20 @@ def test_a_model_stepped_with_env_run_sees_every_arrival_as_the_run_loop_does(po
     got = stepped.recorder.metrics()
     assert {k: v for k, v in got.items() if k != "wall_seconds"} == \
         {k: v for k, v in expected.items() if k != "wall_seconds"}
+
+
+def test_the_recorder_bins_its_buffered_responses_at_most_flush_apart() -> None:
+    # `Recorder.leave` looks at the sketch's buffer only when the finished count reaches a mark: the
+    # buffer is still binned whenever it reaches FLUSH responses, and loses none.
+    model = _model({"name": "random"}, servers=2, jobs=3 * FLUSH + 5)
+    recorder, sizes = model.recorder, []
+    leave = recorder.leave
+
+    def watched(job: Job, now: float) -> None:
+        leave(job, now)
+        sizes.append(len(recorder.responses.buffer))
+
+    recorder.leave = watched  # type: ignore[method-assign]
+    model.record()
+    assert max(sizes) == FLUSH - 1 and sizes.count(0) >= 3  # binned as the FLUSH-th comes
+    assert int(recorder.responses.counts.sum()) == recorder.finished == 3 * FLUSH + 5
