@@ -22,8 +22,11 @@ import pytest
 from helpers.scenarios import make_point, traced
 
 import emulator
+from emulator.measure.sketch import QuantileSketch
 from emulator.model.build import Model, build_model
 from emulator.model.job import Job
+
+FLUSH = QuantileSketch.FLUSH
 
 
 def profiled(profile: Callable[[FrameType, str, Any], None], policy: str, jobs: int, **options: Any) -> None:
@@ -74,16 +77,37 @@ def python_calls(policy: str, jobs: int, **options: Any) -> Counter[str]:
 
 def test_a_plain_sqd_job_starts_a_python_frame_only_where_a_tracer_or_a_policy_may_step_in() -> None:
     # A Python call costs a plain SQ(2) run more than any line of its body: per job, what runs as a
-    # function of its own is the arrival, the job, the policy's decision, the channel's count, the
+    # function of its own is the arrival, the policy's decision, the channel's count, the
     # dispatcher's send, the server's accept, its departure and the recorder's leave (each a seam that
-    # `emulator.model.trace` or a policy may wrap or replace). Scheduling a departure and the
-    # recorder's account of a job entering are written out where they happen.
+    # `emulator.model.trace` or a policy may wrap or replace). Building the job, scheduling a
+    # departure and the recorder's account of a job entering are written out where they happen.
     python_calls("sqd", 100, d=2)  # first calls: imports and caches
     small, large = python_calls("sqd", 2_000, d=2), python_calls("sqd", 4_000, d=2)
     per_job = {name for name in large if large[name] - small[name] >= 2_000}
     assert per_job == {f"emulator.{name}" for name in (
-        "model.build._arrive", "model.job.__init__", "policies.sqd.dispatch", "model.channels.count_round_trips",
+        "model.build._arrive", "policies.sqd.dispatch", "model.channels.count_round_trips",
         "model.dispatcher._send_instant", "model.server.accept", "model.server._depart", "measure.recorder.leave")}
+
+
+def fields(job: Job) -> dict[str, Any]:
+    """The fields a job has, with their values."""
+    return {name: getattr(job, name) for name in Job.__slots__ if hasattr(job, name)}
+
+
+@pytest.mark.parametrize("options", [{}, {"latency": {"kind": "exponential", "mean": 0.01}}])
+def test_the_source_builds_each_job_as_job_init_would(options: dict[str, Any]) -> None:
+    # The arrival source sets a job's fields itself rather than calling `Job.__init__`: a job it
+    # hands over has exactly the fields, and values, that `Job(...)` would give it.
+    trace = traced({"name": "random"}, servers=2, jobs=30, warmup=5, arrivals={"kind": "poisson"},
+                   service={"kind": "exponential", "mean": 1}, **options)
+    trace.run()
+    handed = [job for _, _, job in trace.received]
+    assert len(handed) >= 30 and any(job.measured for job in handed) and not all(job.measured for job in handed)
+    for job in handed:
+        built = Job(job.id, job.arrival, job.size, job.measured)
+        # Set since by the dispatcher and the server: dispatched, dispatcher, at_server, server, start.
+        later = {"dispatched", "dispatcher", "at_server", "server", "start"}
+        assert {k: v for k, v in fields(job).items() if k not in later} == fields(built)
 
 
 def test_a_job_sent_to_a_server_by_its_departure_hook_starts_one_service(trace_rows: Any) -> None:
@@ -142,3 +166,20 @@ def test_a_model_stepped_with_env_run_sees_every_arrival_as_the_run_loop_does(po
     got = stepped.recorder.metrics()
     assert {k: v for k, v in got.items() if k != "wall_seconds"} == \
         {k: v for k, v in expected.items() if k != "wall_seconds"}
+
+
+def test_the_recorder_bins_its_buffered_responses_at_most_flush_apart() -> None:
+    # `Recorder.leave` looks at the sketch's buffer only when the finished count reaches a mark: the
+    # buffer is still binned whenever it reaches FLUSH responses, and loses none.
+    model = _model({"name": "random"}, servers=2, jobs=3 * FLUSH + 5)
+    recorder, sizes = model.recorder, []
+    leave = recorder.leave
+
+    def watched(job: Job, now: float) -> None:
+        leave(job, now)
+        sizes.append(len(recorder.responses.buffer))
+
+    recorder.leave = watched  # type: ignore[method-assign]
+    model.record()
+    assert max(sizes) == FLUSH - 1 and sizes.count(0) >= 3  # binned as the FLUSH-th comes
+    assert int(recorder.responses.counts.sum()) == recorder.finished == 3 * FLUSH + 5

@@ -55,7 +55,9 @@ class Recorder:
         self.counts = [0] * len(KINDS)
         self.lost = [0] * len(KINDS)  # of those sent, lost (in the network, or at a down server)
         self.transfers = 0
-        self.in_system = 0  # jobs at servers, summed over servers
+        # Jobs at servers, summed over servers: a float (a count, exact), so that the area's product
+        # is float by float, an operation Python 3.11 specialises (int by float it does not).
+        self.in_system = 0.0
         self.last = 0.0
         self.area = 0.0  # time integral of in_system
         self.window: list[tuple[float, float, list[int]]] = []  # (time, area, counts + lost) at open/close
@@ -66,6 +68,11 @@ class Recorder:
         self.sum_wait = 0.0
         self.waited = 0
         self.responses = QuantileSketch()
+        # `QuantileSketch.add`, spread over `leave` (it runs once per job): the buffer's own append,
+        # and its flush looked at only when ``finished`` reaches ``due``, at most FLUSH values later,
+        # where `leave` looks for the run's end as well. A flush changes no count, whenever it comes.
+        self.buffered = self.responses.buffer.append
+        self.due = min(FLUSH, jobs)
         self.occupancy: Occupancy | None = None  # the servers' observer, if lengths are streamed
         self.series: Series | None = None  # batch sums of the responses in arrival order, if wanted
         # Jobs sent as several copies (`emulator.model.copies`): the extra copies of measured jobs, the
@@ -96,12 +103,12 @@ class Recorder:
         alike."""
         self.area += self.in_system * (now - self.last)
         self.last = now
-        self.in_system += 1
+        self.in_system += 1.0
 
     def leave(self, job: Any, now: float) -> None:
         self.area += self.in_system * (now - self.last)
         self.last = now
-        self.in_system -= 1
+        self.in_system -= 1.0
         if job.measured:
             response = now - job.arrival
             wait = job.start - job.at_server
@@ -109,16 +116,21 @@ class Recorder:
             self.sum_wait += wait
             if wait > 0.0:
                 self.waited += 1
-            # `QuantileSketch.add`, inlined: this runs once per job.
-            buffer = self.responses.buffer
-            buffer.append(response)
-            if len(buffer) >= FLUSH:
-                self.responses.flush()
+            buffered = self.buffered  # (a local: a call of an instance's attribute is not specialised)
+            buffered(response)
             if self.series is not None:
                 self.series.add(job.id, response)
-            self.finished += 1
-            if self.finished == self.jobs:
-                self._check_done()
+            finished = self.finished + 1
+            self.finished = finished
+            if finished >= self.due:
+                self._turn()
+
+    def _turn(self) -> None:
+        """``finished`` reached ``due``: flush the sketch's buffer, or find the run's end."""
+        self.responses.flush()
+        self.due = min(self.finished + FLUSH, self.jobs)
+        if self.finished == self.jobs:
+            self._check_done()
 
     def block(self, job: Any) -> None:
         if job.measured:
@@ -133,7 +145,7 @@ class Recorder:
             now = self.env._now
             self.area += self.in_system * (now - self.last)
             self.last = now
-            self.in_system -= 1
+            self.in_system -= 1.0
         if job.measured:
             self.lost_jobs += 1
             self.finished += 1
@@ -145,7 +157,7 @@ class Recorder:
         another copy finished it (``work`` its size)."""
         self.area += self.in_system * (now - self.last)
         self.last = now
-        self.in_system -= 1
+        self.in_system -= 1.0
         self._settle(job, work)
 
     def drop(self, job: Any) -> None:

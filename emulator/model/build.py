@@ -135,6 +135,9 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
     return model
 
 
+new_object = object.__new__  # a bare instance of a class, no `__init__` (see `Source._arrive`)
+
+
 class Source:
     """The arrival process: draws each job, then hands it to a random dispatcher.
 
@@ -160,9 +163,10 @@ class Source:
                  recorder: Recorder, bounds: list[float] | None = None) -> None:
         self.env = env
         self.gaps = gaps
-        self.next_size = sizes.__next__
+        self.sizes = sizes  # read with `next` (a specialised call) rather than through a bound `__next__`
         self.dispatchers = dispatchers
         self.split = split
+        self.single = dispatchers[0] if split is None else None  # the dispatcher of every job, if one
         self.recorder = recorder
         self.bounds = bounds
         self.job_id = 0  # the next job's
@@ -177,6 +181,7 @@ class Source:
         # One comparison per job rather than two.
         self.mark = self.first
         self.measuring = False  # first <= the next job's id < end
+        self.tracking = False  # track and measuring: the next job goes into `recent`
         self.alarm = Alarm(env, self._arrive)
         self.aside = guard.Aside(self.alarm, self._arrive)
         Alarm(env, self._start).after(0.0, URGENT)
@@ -205,31 +210,40 @@ class Source:
         One method, all of it, since it runs per job; the loop stops early once arrivals
         have stopped (see the class).
         """
-        env, gaps, job_id = self.env, self.gaps, self.job_id
+        env, gaps, sizes, job_id = self.env, self.gaps, self.sizes, self.job_id
         while True:
             if job_id >= self.mark and self._passes(job_id):
                 return
-            job = Job(job_id, env._now, self.next_size(), self.measuring)  # _now: no property call
-            if self.track and self.measuring:
+            # `Job.__init__`, written out: a class call runs its `__init__` from C in a frame of its
+            # own, which costs SQ(2) at N = 100 about 3% of its CPU. The same fields, in its order
+            # (tests/test_hot_path.py compares them).
+            job = new_object(Job)
+            job.id = job_id
+            job.arrival = env._now  # _now: no property call
+            job.size = next(sizes)
+            job.measured = self.measuring
+            job.via_list = job.blocked = False
+            if self.tracking:
                 self.recent.append(job)
                 if not job_id & 63:
                     _all_arrived(self.recent, 0, 0)  # prunes
             job_id += 1
             self.job_id = job_id
             # (One dispatcher: no call per job to choose it.)
-            (self.dispatchers[0] if self.split is None else self.draw()).receive(job)
+            (self.single or self.draw()).receive(job)
             gap = next(gaps, None)
             if gap is None:
                 self.recorder.exhausted()
                 return
             if gap > 0.0:
-                # `Alarm.after`, inlined (one call fewer per job), beside the queue while held.
+                # `Alarm.after`, inlined (one call fewer per job), beside the queue while held. There
+                # the run loop calls the callback itself and leaves the alarm's callbacks as they are.
                 alarm, aside = self.alarm, self.aside
-                alarm.callbacks = alarm._then  # type: ignore[assignment]
                 entry = (env._now + gap, NORMAL, next(env._eid), alarm)
                 if aside.held:
                     aside.due = entry
                 else:
+                    alarm.callbacks = alarm._then  # type: ignore[assignment]
                     heappush(env._queue, entry)
                 return
 
@@ -239,9 +253,10 @@ class Source:
         if job_id < self.end:  # the first measured job
             recorder.edge()
             self.measuring = True
+            self.tracking = self.track
             self.mark = self.end
             return False
-        self.measuring = False
+        self.measuring = self.tracking = False
         if job_id == self.end:
             recorder.edge()
         return _all_arrived(self.recent if self.track else None, recorder.transfers, job_id)
@@ -270,7 +285,7 @@ class BatchSource(Source):
             job_id = self.job_id
             if job_id == first or job_id == end:
                 recorder.edge()
-            job = Job(job_id, self.env._now, self.next_size(), first <= job_id < end)
+            job = Job(job_id, self.env._now, next(self.sizes), first <= job_id < end)
             if track and job.measured:
                 self.recent.append(job)
                 if not job_id & 63:

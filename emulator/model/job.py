@@ -31,6 +31,7 @@ class Job:
     batch: int
 
     def __init__(self, id: int, arrival: float, size: float, measured: bool) -> None:
+        # `emulator.model.build.Source._arrive` sets the same fields itself (it runs per job): keep both alike.
         self.id = id
         self.arrival = arrival
         self.size = size

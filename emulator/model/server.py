@@ -63,7 +63,9 @@ class Alarm(simpy.Event):
     next arrival. Scheduling it takes the place in the event order that creating a
     `simpy.Timeout` would (time, priority, then the order of scheduling), without a new
     object, and its callback runs where a process waiting on that timeout would be
-    resumed, at the cost of one call.
+    resumed, at the cost of one call. The run loop (`emulator.model.guard.run`) knows an
+    alarm by its type and calls ``then`` itself, without the callback list a SimPy event
+    needs; every way of scheduling one sets its ``callbacks``, for `Environment.step`.
     """
 
     def __init__(self, env: simpy.Environment, then: Callable[[simpy.Event], None]) -> None:
@@ -127,7 +129,7 @@ class FifoServer(FifoQueue):
         recorder = self.recorder
         recorder.area += recorder.in_system * (now - recorder.last)
         recorder.last = now
-        recorder.in_system += 1
+        recorder.in_system += 1.0
         if self.observer is not None:
             self.observer.arrive(self.length, now)
         service = job.size * self.inv_speed

@@ -96,7 +96,16 @@ class JIQPolicy(ListPolicy):
         if self.d is None or len(dispatchers) == 1:
             channel.send(IDLE, self._token, self.random_dispatcher(), server.id)
             return
-        uniforms = self.uniforms
+        self._ask(server)
+
+    def _ask(self, server: ServerView) -> None:
+        """JIQ-SQ(d): ask d dispatchers their I-queue lengths, send the token to the shortest.
+
+        A method of its own: the closure's variables would be cells in `_send_token`, made on
+        every call, on the one-dispatcher path too.
+        """
+        assert self.d is not None  # (called only with d)
+        dispatchers, channel, uniforms = self.dispatchers, self.channel, self.uniforms
         sampled = [dispatchers[i] for i in uniforms.sample(len(dispatchers), self.d)]
         channel.ask(sampled, _iqueue_length, lambda lengths: channel.send(
             IDLE, self._token, sampled[shortest(lengths, uniforms.random)], server.id), asker=server)

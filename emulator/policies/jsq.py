@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from math import floor
 from typing import Literal
 
 from .base import Policy, PolicyConfig, queue_length, shortest
@@ -101,7 +102,8 @@ class LengthIndex:
 
     def pick(self, u: float) -> int:
         bucket = self.buckets[self.low]
-        return bucket[int(u * len(bucket))]
+        # `floor`, not `int`: the same index (u * len is never negative), a call Python 3.11 specialises.
+        return bucket[floor(u * len(bucket))]
 
 
 class JSQPolicy(Policy):
@@ -149,7 +151,15 @@ class JSQPolicy(Policy):
             channel.count_round_trips(len(servers))
             dispatcher.send(job, servers[self.index.pick(self.uniforms.random())])
             return
-        random = self.uniforms.random
+        self._ask(dispatcher, job)
+
+    def _ask(self, dispatcher: DispatcherView, job: JobView) -> None:
+        """With latency: ask every server, send when all replies are in.
+
+        A method of its own: the closure's variables would be cells in `dispatch`, made on
+        every call, on the zero-latency path too.
+        """
+        servers, random = dispatcher.servers, self.uniforms.random
         dispatcher.channel.ask(
             servers, queue_length,
             lambda lengths: dispatcher.send(job, servers[shortest(lengths, random)]))

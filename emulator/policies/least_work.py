@@ -86,14 +86,24 @@ class LeastWorkPolicy(Policy):
         n = len(servers)
         random = self.uniforms.random
         # d = N queries every server: no draw is needed, and none is made.
-        sampled = servers if self.d == n else [servers[i] for i in self.uniforms.sample(n, self.d)]
+        # (`map`, not a comprehension: that would make ``servers`` a cell, on every call.)
+        sampled = servers if self.d == n else list(map(servers.__getitem__, self.uniforms.sample(n, self.d)))
         channel = dispatcher.channel
         if channel.instant:  # the replies are the current work: count the round trips, then compare
             channel.count_round_trips(self.d)
             dispatcher.send(job, sampled[shortest([server.work() for server in sampled], random)])
             return
-        channel.ask(sampled, unfinished_work,  # type: ignore[arg-type]  # (answers are lengths elsewhere)
-                    lambda works: dispatcher.send(job, sampled[shortest(works, random)]))
+        self._ask(dispatcher, job, sampled)
+
+    def _ask(self, dispatcher: DispatcherView, job: JobView, sampled: Sequence[Any]) -> None:
+        """With latency or faults: ask the sampled servers, send when all replies are in.
+
+        A method of its own: the closure's variables would be cells in `dispatch`, made on
+        every call, on the zero-latency path too.
+        """
+        random = self.uniforms.random
+        dispatcher.channel.ask(sampled, unfinished_work,  # type: ignore[arg-type]  # (answers are lengths elsewhere)
+                               lambda works: dispatcher.send(job, sampled[shortest(works, random)]))
 
 
 def unfinished_work(server: Any) -> float:

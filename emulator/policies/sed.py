@@ -79,15 +79,24 @@ class SEDPolicy(Policy):
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
+        # (`map`, not a comprehension: that would make ``servers`` a cell, on every call.)
         queried: Sequence[Any] = servers if self.d is None else \
-            [servers[i] for i in self.uniforms.sample(len(servers), self.d)]
+            list(map(servers.__getitem__, self.uniforms.sample(len(servers), self.d)))
         channel = dispatcher.channel
         if channel.instant:  # zero latency: the replies are the current lengths
             channel.count_round_trips(len(queried))
             dispatcher.send(job, queried[self.choose(queried, list(map(queue_length, queried)))])
             return
-        channel.ask(queried, queue_length,
-                    lambda lengths: dispatcher.send(job, queried[self.choose(queried, lengths)]))
+        self._ask(dispatcher, job, queried)
+
+    def _ask(self, dispatcher: DispatcherView, job: JobView, queried: Sequence[Any]) -> None:
+        """With latency or faults: ask the queried servers, send when all replies are in.
+
+        A method of its own: the closure's variables would be cells in `dispatch`, made on
+        every call, on the zero-latency path too.
+        """
+        dispatcher.channel.ask(queried, queue_length,
+                               lambda lengths: dispatcher.send(job, queried[self.choose(queried, lengths)]))
 
     def choose(self, queried: Sequence[Any], lengths: list[int]) -> int:
         """The position in ``queried`` of the server to join, given its replies."""

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from math import floor
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -60,30 +61,44 @@ class SQDPolicy(Policy):
         # SQ(2) with zero latency, the common case: decided without a test of the parameters per job.
         self.instant_pair = self.d == 2 and not self.replace and model.channel.instant
         self.random = self.uniforms.random
+        # N and N - 1 as floats: a draw times a float is a product Python 3.11 specialises (times an
+        # int it is not), and the same product, N being exact.
+        self.scale, self.scale_other = float(len(model.servers)), float(len(model.servers) - 1)
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         servers = dispatcher.servers
         if self.instant_pair:
             # Written out: the same draws in the same order as `Uniforms.sample` and `shortest`,
-            # without their lists and calls.
+            # without their lists and calls. `floor` rather than `int`: the same index for a
+            # draw in [0, n), and a call that Python 3.11 specialises (`int(x)` costs twice as much).
             random = self.random
-            n = len(servers)
-            a = int(random() * n)
-            b = int(random() * (n - 1))
+            a = floor(random() * self.scale)
+            b = floor(random() * self.scale_other)
             first, second = servers[a], servers[b + 1 if b >= a else b]
             dispatcher.channel.count_round_trips(2)
             one, two = first.length, second.length
-            dispatcher.send(job, second if two < one or (two == one and random() * 2 < 1.0) else first)
+            # (u < 0.5 is `shortest`'s u * 2 < 1.0: doubling a float is exact.)
+            dispatcher.send(job, second if two < one or (two == one and random() < 0.5) else first)
             return
         uniforms = self.uniforms
         channel = dispatcher.channel
-        sampled = [servers[i] for i in uniforms.sample(len(servers), self.d, self.replace)]
+        # (`map`, not a comprehension: that would make ``servers`` a cell, on every call.)
+        sampled = list(map(servers.__getitem__, uniforms.sample(len(servers), self.d, self.replace)))
         if channel.instant:
             # Zero latency: the replies are the current lengths, so the round trip that
             # `Channel.ask` would make reduces to counting it; no closure per job.
             channel.count_round_trips(self.d)
             dispatcher.send(job, sampled[shortest(list(map(queue_length, sampled)), uniforms.random)])
             return
-        channel.ask(sampled, queue_length,
-                    lambda lengths: dispatcher.send(job, sampled[shortest(lengths, uniforms.random)]))
+        self._ask(dispatcher, job, sampled)
+
+    def _ask(self, dispatcher: DispatcherView, job: JobView, sampled: list[Any]) -> None:
+        """With latency: ask the sampled servers, send when all replies are in.
+
+        A method of its own: the closure's variables would be cells in `dispatch`, made on
+        every call, on the zero-latency path too.
+        """
+        random = self.uniforms.random
+        dispatcher.channel.ask(sampled, queue_length,
+                               lambda lengths: dispatcher.send(job, sampled[shortest(lengths, random)]))
 
