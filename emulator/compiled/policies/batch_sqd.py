@@ -66,13 +66,6 @@ def describe(config: BatchSQDConfig, point: Any, speeds: np.ndarray) -> Descript
     return Description(ints=[d, config.fill == "water"], sample=n, int_rows=2, whole=d, ask_width=n)
 
 
-def supports(config: BatchSQDConfig, point: Any) -> str | None:
-    """Traces (their end closes the window after the last batch is placed) run on SimPy."""
-    if point.scenario.workload.arrivals.kind == "trace":
-        return "batch_sqd with trace arrivals: the trace's end is not replayed after the last batch"
-    return None
-
-
 def instant_loss(config: BatchSQDConfig, point: Any) -> bool:
     """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, the batch's ask is
     answered at once or decided at its timeout (``ASKS``: `faults.asked`)."""
