@@ -225,4 +225,3 @@ def test_a_trace_of_batches_runs_compiled_to_its_end(tmp_path: Path) -> None:
         for case in ({"dispatchers": 2}, {"fill": "water", "servers": 3}, {"latency": latency, **lost}):
             same_rows({"servers": 4, "arrivals": {"kind": "trace", "path": path}, "jobs": jobs, "warmup_jobs": warmup,
                        **case})
-
