@@ -2,16 +2,19 @@
 
 Read by ``benchmarks/equivalence.py`` (before and after a change; SimPy against the
 compiled engine) and, by path, by ``tests/test_compiled.py``: plain data and one
-function, importing nothing, so that each reads it without importing the other.
+function, importing nothing of the package, so that each reads it without importing the other.
 
 Every policy runs with zero latency (the fast path) and with exponential latency
 (the event-per-message path), in variants that reach the other branches, plus
-policy options (`EXTRA`) that change code paths, and lost messages (`FAULTS`).
+policy options (`EXTRA`) that change code paths, lost messages (`FAULTS`), and whole
+runs (`RUNS`, from ``equivalence_runs.py``: the warm-up found, batch means, traces).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import runpy
+from pathlib import Path
 from typing import Any
 
 POLICIES: dict[str, dict[str, Any]] = {
@@ -339,6 +342,9 @@ FAULTS: dict[str, dict[str, Any]] = {
                                         "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}},
     "batch_sqd_big_batches_loss": {"policy": "batch_sqd", "d": 2, "servers": 4, **LOSS,
                                    "arrivals": {"kind": "batch_poisson", "mean_batch": 10.0}},
+    # Fewer servers than the 4 integers of a batch's state (`Description.int_width`).
+    **{f"batch_sqd_loss_n{n}": {"policy": "batch_sqd", "d": min(n, 2), "servers": n, **LOSS, "seed": 20 + n,
+                                "arrivals": {"kind": "batch_poisson", "mean_batch": 3.0}} for n in (1, 2, 3)},
     # Overloaded, queues growing: the occupancy arrays grow often, also before a job its ask's timeout sends.
     "sqd_loss_overloaded_occupancy": {"policy": "sqd", "d": 2, "servers": 10, "load": 1.3, "allow_unstable": True,
                                       "occupancy": True, "loss": 0.3, "timeout": 0.5},
@@ -422,6 +428,8 @@ FAULTS: dict[str, dict[str, Any]] = {
         "dispatcher_shares": [0.5, 0.3, 0.2], **FAILING, "loss": 0.3, "timeout": 0.0,
         "arrivals": {"kind": "batch_poisson", "mean_batch": 12.0}, "failures": {**FAILURES, "on_down": "hold"}},
 }
+# The warm-up found by MSER-5, batch means and finite traces of whole batches: `equivalence_runs.py`, read by path.
+RUNS: dict[str, dict[str, Any]] = runpy.run_path(str(Path(__file__).resolve().parent / "equivalence_runs.py"))["RUNS"]
 
 
 def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
@@ -436,7 +444,7 @@ def cases(only: list[str] | None = None) -> dict[str, dict[str, Any]]:
                 if variant_name == "base":
                     kw["jobs"] = 20000
                 out[f"{policy}/{variant_name}/{latency_name}"] = kw
-        for name, extra in EXTRA.items():
+        for name, extra in {**EXTRA, **RUNS}.items():
             if latency is not None and extra.get("time") == "slotted":  # messages arrive within the slot
                 continue
             kw = {"servers": 20, "load": 0.9, "jobs": 10000, "seed": 3, **extra, "latency": latency}

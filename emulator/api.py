@@ -23,7 +23,8 @@ def _law(value: Any) -> Any:
 
 
 def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
-             seed: int = 1, warmup_jobs: int | str | None = None, service: Any = None, arrivals: Any = None,
+             seed: int = 1, warmup_jobs: int | str | None = None, batch_means: int | None = None,
+             service: Any = None, arrivals: Any = None,
              latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
              capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
              dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
@@ -52,6 +53,9 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
         The replication seed, as in the ``seed`` column of ``runs.csv``.
     warmup_jobs : int or "auto", optional
         ``run.warmup_jobs`` (default ``jobs // 10``); ``"auto"`` finds it by MSER-5 (docs/warmup.md).
+    batch_means : int, optional
+        ``run.batch_means``: the row's ``mean_response_batch_ci95`` from that many batch means
+        (docs/warmup.md).
     service, arrivals, latency : str or dict, optional
         ``workload.service``, ``workload.arrivals``, ``network.latency``: a mapping such as
         ``{"kind": "erlang", "mean": 1, "k": 4}``, or just a kind.
@@ -105,6 +109,7 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
     ('SQ(2)', 4.0)
     """
     data = scenario_data(policy, servers=servers, load=load, jobs=jobs, seed=seed, warmup_jobs=warmup_jobs,
+                         batch_means=batch_means,
                          service=service, arrivals=arrivals, latency=latency, dispatchers=dispatchers,
                          discipline=discipline, capacity=capacity, speeds=speeds,
                          dispatcher_shares=dispatcher_shares, allow_unstable=allow_unstable, label=label,
@@ -118,7 +123,8 @@ def simulate(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: i
 
 
 def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jobs: int = 100_000,
-                  seed: int = 1, warmup_jobs: int | str | None = None, service: Any = None, arrivals: Any = None,
+                  seed: int = 1, warmup_jobs: int | str | None = None, batch_means: int | None = None,
+                  service: Any = None, arrivals: Any = None,
                   latency: Any = None, dispatchers: int = 1, discipline: str = "fifo",
                   capacity: int | None = None, speeds: list[float] | dict[str, Any] | None = None,
                   dispatcher_shares: list[float] | None = None, allow_unstable: bool = False,
@@ -140,6 +146,8 @@ def scenario_data(policy: str, *, servers: int = 10, load: float | str = 0.9, jo
         "workload": {"load": load},
         "policies": [entry],
     }
+    if batch_means is not None:  # left out by default, so that the default scenario stays as it was
+        data["run"]["batch_means"] = batch_means
     if service is not None:
         data["workload"]["service"] = _law(service)
     if arrivals is not None:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from helpers.intervals import check, column, replicate
-from helpers.scenarios import traced
+from helpers.scenarios import traced, write_trace
 
 import analysis.theory as theory
 import emulator
@@ -209,3 +210,18 @@ def test_latency_and_lost_messages_give_simpys_rows() -> None:
               "latency": {"kind": "deterministic", "mean": 0.04}, **lost}]
     for case in cases:
         same_rows(case)
+
+
+def test_a_trace_of_batches_runs_compiled_to_its_end(tmp_path: Path) -> None:
+    """Trace arrivals in batches (ties), the last batch of 3 jobs: it goes out whole before the trace's end closes
+    the window (every row measured), as `BatchSource` hands it over before `Recorder.exhausted`; or the window
+    closes at a job within that batch. Zero latency and latency with lost messages: identical rows, compiled."""
+    rows = [(0.0, 1.0), (0.0, 0.5), (0.4, 2.0), (0.4, 0.1), (0.4, 0.6), (1.5, 1.0)]
+    rows += [(2.0 + 0.45 * (i // 3), 0.3 + (i % 5) * 0.4) for i in range(150)]
+    rows += [(80.0, 0.9), (80.0, 2.5), (80.0, 0.2)]
+    path = write_trace(tmp_path, rows)
+    latency, lost = {"kind": "exponential", "mean": 0.05}, {"loss": 0.2, "timeout": 0.08}
+    for jobs, warmup in ((len(rows), 0), (len(rows) - 2, 0), (len(rows) - 10, 4)):
+        for case in ({"dispatchers": 2}, {"fill": "water", "servers": 3}, {"latency": latency, **lost}):
+            same_rows({"servers": 4, "arrivals": {"kind": "trace", "path": path}, "jobs": jobs, "warmup_jobs": warmup,
+                       **case})

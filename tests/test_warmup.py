@@ -139,8 +139,11 @@ def test_precision_reads_the_batch_interval_of_one_replication(target: float, re
 
 
 # -- both engines ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("system", [{}, {"capacity": 3, "discipline": "pool"}, {"dispatchers": 2}])
+@pytest.mark.parametrize("system", [{}, {"capacity": 3, "discipline": "pool"}, {"dispatchers": 2}, {"time": "slotted"},
+                                    {"time": "slotted", "capacity": 3, "dispatchers": 2, "slot": {"dispatch": "job"}}])
 def test_engines_give_identical_rows_with_auto_and_batch_means(system: dict[str, Any]) -> None:
+    """Both runs of the warm-up found and the batch means' sums, in continuous and slotted time (blocked jobs
+    in no batch): the compiled engine runs them, with SimPy's rows and warm-up figure data."""
     pytest.importorskip("numba")
 
     def run(engine: str) -> Any:

@@ -69,8 +69,8 @@ def supports(point: Point, policy: ResolvedPolicy) -> str | None:
     if METRICS != _KNOWN_METRICS:  # message kinds come and go with the enum; other columns do not
         return "metric columns the compiled engine does not know"
     if (scenario.run.warmup_jobs == "auto" or scenario.run.batch_means is not None) and (
-            system.time == "slotted" or scenario.run.total_jobs >= 2**53):
-        return "run.warmup_jobs: auto and run.batch_means run in continuous time, below 2**53 jobs"
+            scenario.run.total_jobs >= 2**53):  # (arrival numbers beside the responses, as floats: exact below)
+        return "run.warmup_jobs: auto and run.batch_means run below 2**53 jobs"
     if scenario.run.total_jobs >= 2**62:
         return "run.warmup_jobs + run.jobs beyond the kernel's 64-bit counters"
     # Known keys the kernel does not model yet: only their neutral values run compiled.

@@ -55,7 +55,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
            progress: Callable[[int], None] | None = None, series: Series | None = None) -> RunResult:
     """One replication on the compiled engine: its measurements, identical to the SimPy engine's.
 
-    ``series``, if given, is filled as `Recorder.series` (continuous time only).
+    ``series``, if given, is filled as `Recorder.series`.
     """
     from .core import BATCH as KERNEL_BATCH
     from .recorder import RESPONSE_BATCH
@@ -64,7 +64,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
 
     assert RESPONSE_BATCH == QuantileSketch.FLUSH and KERNEL_BATCH == BATCH
     if point.scenario.system.time == "slotted":
-        return _record_slotted(point, policy, seed, progress)
+        return _record_slotted(point, policy, seed, progress, series)
     scenario = point.scenario
     system = scenario.system
     n, dispatchers = system.servers, system.dispatchers
@@ -320,13 +320,15 @@ def _agree(name: str, description: Any) -> None:
 
 
 def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
-                    progress: Callable[[int], None] | None) -> RunResult:
+                    progress: Callable[[int], None] | None, series: Series | None = None) -> RunResult:
     """One slotted replication on the compiled slot clock (`compiled.slotted`): its measurements.
 
     Arrival counts and capacities come from the model's own iterators and numpy calls
     (`slots.arrival_counts`, and `slots.capacities`' blocks of `slots.ROWS` slots), on
     the same streams; each is consumed in order and by nothing else, so drawing ahead
-    changes nothing. Everything else is set up as for the event kernel.
+    changes nothing. Everything else is set up as for the event kernel; ``series``, if
+    given, is filled as `Recorder.series` (the slot clock keeps each measured job's arrival
+    number beside its response, as the event kernel does).
     """
     from ..workload import slots
     from ..workload.blocks import slot_arrivals
@@ -431,8 +433,8 @@ def _record_slotted(point: Point, policy: ResolvedPolicy, seed: int,
             iv[S.I_SPLIT], iv[S.I_NSPLIT] = 0, len(split_buf)
         elif status == S.BAD_SERVER:
             _bad_decision(policy, P, iv)
-        elif not _shared_need(status, iv, jobs, toolkit, occupancy, sketch, responses, progress):
+        elif not _shared_need(status, iv, jobs, toolkit, occupancy, sketch, responses, progress, series):
             raise RuntimeError(f"the slot clock returned {status}")
-    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress)
+    return _finish(point, iv, fv, window, sketch, responses, occupancy, progress, series)
 
 

@@ -29,7 +29,7 @@ from .policies.template import deliver, dispatch, initialise, on_arrive, on_depa
 from .recorder import RESPONSE_BATCH, edge, enter, leave
 from .records import release
 from .recovery import BLOCKED, LISTED
-from .source import ENDED, next_gap
+from .source import ENDED, after_batch, next_gap
 from .state import (
     A_DISPATCHERS,
     A_JOB,
@@ -187,7 +187,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, -1)  # the next job (ask -1)
                 iv[I_BATCH_AT] += 1
                 if iv[I_BATCH_AT] == iv[I_BATCH]:
-                    iv[I_SRC] = 0  # the next batch's timeout is pending
+                    iv[I_SRC] = after_batch(iv)  # the next batch's timeout is pending, or a trace's end comes
                 if sid >= 0:  # placed: its replies are in at once (with latency held, till the batch's ask decides)
                     iv[I_TRANSFERS] += 1
                     break

@@ -319,7 +319,7 @@ def simulate_slots(run, slots, servers, jobs_, inputs, rng, budget, start, tools
                         continue
                     slot = take_slot(iv, j_next)
                     j_arrival[slot] = now
-                    j_measured[slot] = measured
+                    j_measured[slot] = job + 1 if measured else 0  # its arrival number, for `Recorder.series`
                     if origins:
                         j_dispatcher[slot] = order[g]
                     append(head, tail, j_next, sid, slot)

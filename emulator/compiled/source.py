@@ -24,6 +24,9 @@ from .state import (
 
 ENDED = -1
 """`next_gap`'s answer when a finite trace has ended: the source stops (`Recorder.exhausted`)."""
+TRACE_END = 2
+"""``iv[I_GAPS_FINAL]`` once a trace's last gap is taken and its last whole batch goes out: after it the source
+takes its next gap (state 2), which ends the trace, instead of waiting for a timeout (0)."""
 
 
 @njit(cache=True, inline="always")
@@ -38,6 +41,12 @@ def next_gap(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, 
     if iv[I_GAP] >= iv[I_NGAP]:
         if not iv[I_GAPS_FINAL]:
             return NEED_GAPS
+        if whole and iv[I_BATCH_HELD] > 0:  # the trace's last batch is complete: its jobs go out first (state
+            # 4), as `BatchSource` hands it over before `Recorder.exhausted`; then the kernel comes back here (2)
+            iv[I_BATCH], iv[I_BATCH_AT], iv[I_BATCH_HELD] = iv[I_BATCH_HELD], 0, 0
+            iv[I_GAPS_FINAL] = TRACE_END
+            iv[I_SRC] = 4
+            return 0
         if iv[I_EDGES] == 1:  # a finite trace ended: its window closes
             edge(P, iv, fv, counts, window, measures[2], measures[3], measures[4])
         iv[I_SRC] = 3
@@ -55,3 +64,10 @@ def next_gap(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, 
     else:
         iv[I_SRC] = 1
     return 0
+
+
+@njit(cache=True, inline="always")
+def after_batch(iv: np.ndarray) -> int:
+    """The source's state once a whole batch's last job is handed over: 0, its next timeout pending; or 2 after
+    a trace's last batch (`TRACE_END`), whose next gap ends the trace (`next_gap`, `ENDED`)."""
+    return 2 if iv[I_GAPS_FINAL] == TRACE_END else 0

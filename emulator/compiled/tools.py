@@ -79,7 +79,8 @@ class Description:
     threshold: int | None = None  # a threshold per server, starting here
     rr: bool = False  # a position per dispatcher, starting at k N / D (round robin)
     sample: int = 2  # the largest sample of servers or dispatchers a hook draws
-    int_rows: int = 0  # rows of `Tools.ints`
+    int_rows: int = 0  # rows of `Tools.ints`, N wide ...
+    int_width: int = 0  # ... or this wide where N is less: a policy's own state kept in a row (batch SQ(d)'s)
     float_rows: int = 0  # rows of `Tools.floats`
     ask_width: int = 1  # with latency: the most targets one ask has (N for JSQ, d for SQ(d))
     asks_per_step: int = 1  # with latency: the most asks one step opens (LSQ: d per job)
@@ -132,7 +133,8 @@ class Toolkit:
         self.pool = np.zeros(4 * k, dtype=np.int64)  # a sample of k of n < 4k shuffles range(n) here
         self.picked = np.zeros(k, dtype=np.int64)
         self.values = np.zeros(k, dtype=np.int64)
-        self.ints = np.zeros((max(1, description.int_rows), n if description.int_rows else 1), dtype=np.int64)
+        width = max(n, description.int_width) if description.int_rows else 1
+        self.ints = np.zeros((max(1, description.int_rows), width), dtype=np.int64)
         self.floats = np.zeros((max(1, description.float_rows), n if description.float_rows else 1))
         # With latency, or faults at zero latency, `open_network` replaces these; otherwise they stay placeholders.
         self.latency = np.zeros(1)

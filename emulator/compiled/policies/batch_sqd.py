@@ -64,14 +64,8 @@ jobs placed on it (fewer than the run's, which the kernel keeps below 2**62) can
 
 def describe(config: BatchSQDConfig, point: Any, speeds: np.ndarray) -> Description:
     d, n = int(config.d), point.servers
-    return Description(ints=[d, config.fill == "water"], sample=n, int_rows=2, whole=d, ask_width=n)
-
-
-def supports(config: BatchSQDConfig, point: Any) -> str | None:
-    """Traces (their end closes the window after the last batch is placed) run on SimPy."""
-    if point.scenario.workload.arrivals.kind == "trace":
-        return "batch_sqd with trace arrivals: the trace's end is not replayed after the last batch"
-    return None
+    return Description(ints=[d, config.fill == "water"], sample=n, int_rows=2, int_width=WAITS + 1, whole=d,
+                       ask_width=n)  # (its state, `T.ints[1]`, is 4 wide at N < 4 too)
 
 
 def instant_loss(config: BatchSQDConfig, point: Any) -> bool:
