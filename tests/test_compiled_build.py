@@ -139,7 +139,7 @@ def test_the_templates_pass_no_constant_to_a_hook(template: str) -> None:
 
 def test_the_policies_leave_a_messages_way_to_the_transport() -> None:
     """Whether a policy's message goes out as an event (latency, or held for a later slot) or is delivered now is
-    `network.posted`'s choice, as the SimPy policies leave it to their channel: no compiled policy reads P_HELD."""
+    `transport.posted`'s choice, as the SimPy policies leave it to their channel: no compiled policy reads P_HELD."""
     folder = Path(build.__file__).parent / "policies"
     reading = [path.name for path in sorted(folder.glob("*.py")) if "P[P_HELD]" in path.read_text()]
     assert reading == []

@@ -26,12 +26,13 @@ The functions that send or answer a message (`post`, `send`, `query`, `answer`) 
 inlined: each policy's latency branches call them, and inlining them into every branch of
 the kernel's switches took a third of its compilation time (154 s instead of 96 s on an
 empty cache), for no measurable gain per message. Those of an ask's record (`open_ask`,
-`query_all`, `close_ask`, `expire`) are, being short: at zero latency with faults
+`close_ask`, `expire`, and `transport.query_all`) are, being short: at zero latency with faults
 (`faults.INSTANT`) every job's dispatch calls them, and a call passes the policy's `Tools`,
 its arrays and their reference counts (SQ(2), N = 100, loss 0.05: 630 ns a job called,
 210 ns inlined). With ``network.loss`` (`faults`) a policy sends its own messages with
 `send`, which draws the loss; queries, replies and the asks' timeouts take the
-fault path of `faults` from `query`, `answer` and `close_ask`.
+fault path of `faults` from `query`, `answer` and `close_ask`. Whether a policy's message or ask
+goes now or as an event is `transport`'s choice, which the policies' hooks call.
 """
 
 from __future__ import annotations

@@ -121,7 +121,7 @@ initialise, timer = nothing_initialise, nothing_timer
 
 def instant_loss(config: LORConfig, point: Any) -> bool:
     """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, its completions
-    draw their loss when sent and are delivered at once (`network.posted`), as `Channel._post` does."""
+    draw their loss when sent and are delivered at once (`transport.posted`), as `Channel._post` does."""
     return True
 
 

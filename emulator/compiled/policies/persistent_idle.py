@@ -105,7 +105,7 @@ on_arrive, timer = nothing_on_arrive, nothing_timer
 
 def instant_loss(config: PersistentIdleConfig, point: Any) -> bool:
     """Whether the kernel runs its lost messages at zero latency (`eligibility.supports`): yes, its idle messages
-    draw their loss when sent and are delivered at once (`network.posted`), as `Channel._post` does."""
+    draw their loss when sent and are delivered at once (`transport.posted`), as `Channel._post` does."""
     return True
 
 
