@@ -178,8 +178,11 @@ def room_for_job(iv: np.ndarray, cp: Copies, next_: np.ndarray, occ: bool, total
 
 @njit(cache=True, inline="always")
 def send(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
-         jobs: tuple, measures: tuple, cp: Copies, first: int) -> None:
-    """`RedundancyPolicy.dispatch` after its draw: job slot ``first`` as copies to ``T.picked[:d]``, in order."""
+         jobs: tuple, measures: tuple, cp: Copies, first: int, latent: bool) -> None:
+    """`RedundancyPolicy.dispatch` after its draw: job slot ``first`` as copies to ``T.picked[:d]``, in order.
+
+    ``latent``: the kernel's feature (messages take time), a constant there, so that each kernel inlines
+    one way of sending a copy: `_accept` at once, or a transfer message (`event` accepts it)."""
     arrival, size, next_, measured, dispatcher = jobs[0], jobs[2], jobs[4], jobs[5], jobs[6]
     C, cv = cp.slots, cp.cv
     d = cv[V_D]
@@ -206,7 +209,7 @@ def send(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.
     while slot >= 0:
         following = C[slot, SIBLING]  # read first: the slot may be reused once the copy is gone
         iv[I_TRANSFERS] += 1  # Channel.transfer
-        if cv[V_LATENT]:
+        if latent:
             post(T, iv, TRANSFER, slot, C[slot, TARGET], 0)
         else:
             _accept(iv, fv, counts, T, heap, servers, jobs, measures, cp, slot)
@@ -215,21 +218,21 @@ def send(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.
 
 @njit(cache=True, inline="always")
 def event(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray, servers: tuple,
-          jobs: tuple, measures: tuple, cp: Copies, code: int) -> None:
-    """The event ``code`` the kernel popped: a copy's service end, or (with latency) a copy or a cancel arriving."""
+          jobs: tuple, measures: tuple, cp: Copies, code: int, latent: bool) -> None:
+    """The event ``code`` the kernel popped: a copy's service end, or (``latent``) a copy or cancel arriving."""
     arg = code >> 2
-    if code & 3 == POOL_END:
-        _finish(iv, fv, counts, T, heap, servers, jobs, measures, cp, arg)
+    if latent and code & 3 != POOL_END:  # a message: a copy reaching its server, or a cancel reaching a copy
+        what, slot = T.msg[arg, 0], T.msg[arg, 1]
+        release(T, iv, arg)
+        if what == TRANSFER:
+            _accept(iv, fv, counts, T, heap, servers, jobs, measures, cp, slot)
+            return
+        started = _cancel(iv, fv, T, heap, servers, jobs, measures, cp, slot)
+        if started >= 0:
+            _cancel_others(iv, fv, counts, T, heap, servers, jobs, measures, cp, started)
+        _unref(iv, cp, jobs[4], slot)  # the cancel's reference
         return
-    what, slot = T.msg[arg, 0], T.msg[arg, 1]
-    release(T, iv, arg)
-    if what == TRANSFER:
-        _accept(iv, fv, counts, T, heap, servers, jobs, measures, cp, slot)
-        return
-    started = _cancel(iv, fv, T, heap, servers, jobs, measures, cp, slot)
-    if started >= 0:
-        _cancel_others(iv, fv, counts, T, heap, servers, jobs, measures, cp, started)
-    _unref(iv, cp, jobs[4], slot)  # the cancel's reference
+    _finish(iv, fv, counts, T, heap, servers, jobs, measures, cp, arg)
 
 
 @njit(cache=True)

@@ -237,7 +237,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 asked = iv[I_ASK_FREE]  # (asking) the record an ask of this dispatch takes
                 sid, via_list = dispatch(P, Q, counts, length, rng, ubuf, iv, T, dispatcher)
                 if copies:  # the job goes as copies to the servers the policy picked (`copying`)
-                    copies_.send(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, slot)
+                    copies_.send(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, slot, latent)
                     sid = -1
                 while asking and sid < 0 and faults.answered(P, counts, length, iv, T, fail, failing, asked):
                     sid, via_list = replied(P, Q, counts, length, rng, ubuf, iv, T, asked)  # decided now
@@ -304,7 +304,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                 pop(heap, iv)
             budget -= 1
             if copies:  # a copy's service end, transfer or cancel (`copying`)
-                copies_.event(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, code)
+                copies_.event(iv, fv, counts, T, heap, c_servers, c_jobs, c_measures, cp, code, latent)
                 continue
             if kind == SERVICE_END or kind == POOL_END:
                 if ps:  # the PS server's job with the least virtual finish leaves
