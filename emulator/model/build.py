@@ -28,7 +28,7 @@ from ..workload.streams import Uniforms, generator, values
 from . import guard, policing, slotted
 from .channels import Channel
 from .copies import Copier, CopyServer
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, dispatcher_for
 from .failures import FailingFifoServer
 from .job import Job
 from .server import SERVERS, Alarm, Server
@@ -104,7 +104,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         recorder.occupancy = Occupancy(system.servers, 1.0 - point.load, theory_mean(scenario))
         for server in servers:
             server.observer = recorder.occupancy
-    dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
+    slot_dispatch = system.time == "slotted" and slot.dispatch == "slot"
+    dispatcher_class = slotted.SlotDispatcher if slot_dispatch else dispatcher_for(channel)
     dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
     watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.total_jobs,
                         rate, lambda kind, now: _suspect(point, kind, now))
