@@ -231,7 +231,9 @@ class Source:
             job_id += 1
             self.job_id = job_id
             # (One dispatcher: no call per job to choose it.)
-            (self.single or self.draw()).receive(job)
+            # (Read, then called: `receive` is an instance's attribute, read by a specialised instruction.)
+            receive = (self.single or self.draw()).receive
+            receive(job)
             gap = next(gaps, None)
             if gap is None:
                 self.recorder.exhausted()
