@@ -202,3 +202,14 @@ def test_an_instant_dispatchers_send_is_its_class_s_and_a_trace_still_sees_it(op
     plain = make_point({"name": "sqd", "d": 2}, servers=3, jobs=40, warmup=5, **options)
     built = build_model(plain, plain.policies[0], 1)
     assert ("send" in vars(built.dispatchers[0])) is False
+
+
+def test_a_dispatchers_receive_is_its_own_attribute_that_no_method_of_its_class_shadows() -> None:
+    # Python 3.11 specialises the read of an instance's attribute only when its class has no method of
+    # that name: the source reads `receive` per job.
+    from emulator.model.dispatcher import Dispatcher
+
+    point = make_point({"name": "sqd", "d": 2}, servers=3, jobs=40, warmup=5)
+    model = build_model(point, point.policies[0], 1)
+    assert all("receive" in vars(dispatcher) for dispatcher in model.dispatchers)
+    assert not any(hasattr(cls, "receive") for cls in (*type(model.dispatchers[0]).__mro__, Dispatcher))
