@@ -183,3 +183,33 @@ def test_the_recorder_bins_its_buffered_responses_at_most_flush_apart() -> None:
     model.record()
     assert max(sizes) == FLUSH - 1 and sizes.count(0) >= 3  # binned as the FLUSH-th comes
     assert int(recorder.responses.counts.sum()) == recorder.finished == 3 * FLUSH + 5
+
+
+@pytest.mark.parametrize("options, instant", [({}, True), ({"latency": {"kind": "exponential", "mean": 0.01}}, False)])
+def test_an_instant_dispatchers_send_is_its_class_s_and_a_trace_still_sees_it(options: dict[str, Any],
+                                                                             instant: bool) -> None:
+    # Python 3.11 specialises the call of a class's method, not of an instance attribute that shadows
+    # it: on an instant channel `send` is `_send_instant` through the class. A trace wraps the
+    # instance's `send`, and sees every job sent.
+    from emulator.model.dispatcher import Dispatcher
+
+    trace = traced({"name": "sqd", "d": 2}, servers=3, jobs=40, warmup=5, **options)
+    dispatcher = trace.model.dispatchers[0]
+    assert (type(dispatcher).send is Dispatcher._send_instant) is instant
+    assert "send" in vars(dispatcher)  # the trace's
+    trace.run()
+    assert len(trace.sent) == len(trace.received) >= 45
+    plain = make_point({"name": "sqd", "d": 2}, servers=3, jobs=40, warmup=5, **options)
+    built = build_model(plain, plain.policies[0], 1)
+    assert ("send" in vars(built.dispatchers[0])) is False
+
+
+def test_a_dispatchers_receive_is_its_own_attribute_that_no_method_of_its_class_shadows() -> None:
+    # Python 3.11 specialises the read of an instance's attribute only when its class has no method of
+    # that name: the source reads `receive` per job.
+    from emulator.model.dispatcher import Dispatcher
+
+    point = make_point({"name": "sqd", "d": 2}, servers=3, jobs=40, warmup=5)
+    model = build_model(point, point.policies[0], 1)
+    assert all("receive" in vars(dispatcher) for dispatcher in model.dispatchers)
+    assert not any(hasattr(cls, "receive") for cls in (*type(model.dispatchers[0]).__mro__, Dispatcher))

@@ -144,3 +144,13 @@ def test_a_sample_of_more_distinct_values_than_there_are_is_refused() -> None:
 
     with pytest.raises(ValueError, match="a sample of 5 distinct values from 4: expected at most 4"):
         Uniforms(np.random.default_rng(1)).sample(4, 5)
+
+
+def test_a_policys_uniforms_read_with_next_or_random_are_one_stream() -> None:
+    # SQ(2) and JSQ read `draws` with `next`, other policies call `random`: both take the same
+    # draws in turn, which are the generator's own, in order.
+    from emulator.workload.streams import Uniforms
+
+    uniforms = Uniforms(np.random.default_rng(5))
+    mixed = [next(uniforms.draws) if i % 3 else uniforms.random() for i in range(3 * BATCH)]
+    assert mixed == np.random.default_rng(5).random(3 * BATCH).tolist()

@@ -46,7 +46,8 @@ class QuantileSketch:
     def flush(self) -> None:
         if not self.buffer:
             return
-        self.fold(np.asarray(self.buffer))
+        # (`fromiter`: the same float64 array, without `asarray`'s look at each item's type and shape.)
+        self.fold(np.fromiter(self.buffer, np.float64, len(self.buffer)))
         self.buffer.clear()
 
     def fold(self, values: np.ndarray) -> None:

@@ -28,7 +28,7 @@ from ..workload.streams import Uniforms, generator, values
 from . import guard, policing, slotted
 from .channels import Channel
 from .copies import Copier, CopyServer
-from .dispatcher import Dispatcher
+from .dispatcher import Dispatcher, dispatcher_for
 from .failures import FailingFifoServer
 from .job import Job
 from .server import SERVERS, Alarm, Server
@@ -104,7 +104,8 @@ def build_model(point: Point, policy: ResolvedPolicy, seed: int) -> Model:
         recorder.occupancy = Occupancy(system.servers, 1.0 - point.load, theory_mean(scenario))
         for server in servers:
             server.observer = recorder.occupancy
-    dispatcher_class = slotted.SlotDispatcher if system.time == "slotted" and slot.dispatch == "slot" else Dispatcher
+    slot_dispatch = system.time == "slotted" and slot.dispatch == "slot"
+    dispatcher_class = slotted.SlotDispatcher if slot_dispatch else dispatcher_for(channel)
     dispatchers = [dispatcher_class(i, channel, servers) for i in range(system.dispatchers)]
     watch = guard.Watch(env, recorder, system.servers, system.dispatchers, scenario.run.total_jobs,
                         rate, lambda kind, now: _suspect(point, kind, now))
@@ -230,7 +231,9 @@ class Source:
             job_id += 1
             self.job_id = job_id
             # (One dispatcher: no call per job to choose it.)
-            (self.single or self.draw()).receive(job)
+            # (Read, then called: `receive` is an instance's attribute, read by a specialised instruction.)
+            receive = (self.single or self.draw()).receive
+            receive(job)
             gap = next(gaps, None)
             if gap is None:
                 self.recorder.exhausted()

@@ -143,8 +143,11 @@ class FifoServer(FifoQueue):
             heappush(env._queue, (end, NORMAL, next(env._eid), departure))
         else:
             self.end += service
-        if self.on_arrive is not None:
-            self.on_arrive(self, job)
+        # (Read once, then called: a call of an instance's attribute that is no method of the class
+        # is not specialised by Python 3.11, its read is.)
+        on_arrive = self.on_arrive
+        if on_arrive is not None:
+            on_arrive(self, job)
 
     def _depart(self, _event: simpy.Event) -> None:
         queue, env = self.queue, self.env
@@ -154,9 +157,10 @@ class FifoServer(FifoQueue):
         self.recorder.leave(job, now)
         if self.observer is not None:
             self.observer.depart(self.length, now)
-        if self.on_depart is not None:
+        on_depart = self.on_depart  # (read once, then called: see `accept`)
+        if on_depart is not None:
             self.leaving = job
-            self.on_depart(self)
+            on_depart(self)
         # After the hooks, as a process would look at its queue again: a job they sent here
         # waits its turn rather than starting a second service.
         if queue:

@@ -149,7 +149,7 @@ class JSQPolicy(Policy):
         if self.index is not None:
             channel = dispatcher.channel
             channel.count_round_trips(len(servers))
-            dispatcher.send(job, servers[self.index.pick(self.uniforms.random())])
+            dispatcher.send(job, servers[self.index.pick(next(self.uniforms.draws))])  # (`next`: specialised)
             return
         self._ask(dispatcher, job)
 

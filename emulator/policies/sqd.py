@@ -60,7 +60,7 @@ class SQDPolicy(Policy):
         self.replace = config.replace
         # SQ(2) with zero latency, the common case: decided without a test of the parameters per job.
         self.instant_pair = self.d == 2 and not self.replace and model.channel.instant
-        self.random = self.uniforms.random
+        self.draws = self.uniforms.draws  # read with `next`: `Uniforms.random`'s draws, a specialised call
         # N and N - 1 as floats: a draw times a float is a product Python 3.11 specialises (times an
         # int it is not), and the same product, N being exact.
         self.scale, self.scale_other = float(len(model.servers)), float(len(model.servers) - 1)
@@ -71,14 +71,14 @@ class SQDPolicy(Policy):
             # Written out: the same draws in the same order as `Uniforms.sample` and `shortest`,
             # without their lists and calls. `floor` rather than `int`: the same index for a
             # draw in [0, n), and a call that Python 3.11 specialises (`int(x)` costs twice as much).
-            random = self.random
-            a = floor(random() * self.scale)
-            b = floor(random() * self.scale_other)
+            draws = self.draws
+            a = floor(next(draws) * self.scale)
+            b = floor(next(draws) * self.scale_other)
             first, second = servers[a], servers[b + 1 if b >= a else b]
             dispatcher.channel.count_round_trips(2)
             one, two = first.length, second.length
             # (u < 0.5 is `shortest`'s u * 2 < 1.0: doubling a float is exact.)
-            dispatcher.send(job, second if two < one or (two == one and random() < 0.5) else first)
+            dispatcher.send(job, second if two < one or (two == one and next(draws) < 0.5) else first)
             return
         uniforms = self.uniforms
         channel = dispatcher.channel

@@ -68,18 +68,21 @@ class Uniforms:
     True
     """
 
-    __slots__ = ("_it", "random")
+    __slots__ = ("draws", "random")
 
+    draws: Iterator[float]  # the U(0,1) draws, for `next` (a call Python 3.11 specialises)
     random: Callable[[], float]  # the next U(0,1) draw
 
     def __init__(self, rng: np.random.Generator) -> None:
-        self._it = values(uniform_blocks(rng))
-        # `random` is that iterator's own __next__, so a policy's hot path calls C directly.
-        self.random = self._it.__next__
+        self.draws = values(uniform_blocks(rng))
+        # `random` is that iterator's own __next__, so a policy's hot path calls C directly; `next`
+        # of ``draws`` is the same draw, about 7 ns cheaper (a bound `__next__` is a method-wrapper,
+        # whose call Python 3.11 does not specialise).
+        self.random = self.draws.__next__
 
     def randrange(self, n: int) -> int:
         """A uniform integer in ``[0, n)``."""
-        return int(next(self._it) * n)
+        return int(next(self.draws) * n)
 
     def sample(self, n: int, k: int, replace: bool = False) -> list[int]:
         """``k`` integers from ``[0, n)``, distinct unless ``replace``, made of `random`'s draws alone.
@@ -89,7 +92,7 @@ class Uniforms:
         engine's `emulator.compiled.core.sample` draws the same. Raises `ValueError` for k > n
         distinct values.
         """
-        it = self._it
+        it = self.draws
         if replace:
             return [int(next(it) * n) for _ in range(k)]
         if k == 2:
