@@ -11,6 +11,7 @@ import itertools
 import re
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -225,6 +226,9 @@ def test_ahead_builds_each_kernel_a_policy_uses_not_one_per_loop(monkeypatch: py
 
     built: list[float] = []
     monkeypatch.setattr(ahead, "record", lambda point, policy, seed: built.append(point.scenario.network.latency.mean))
+    # As in a process that has loaded neither kernel yet (this one may have run both already).
+    fresh = SimpleNamespace(simulate=SimpleNamespace(overloads={}), simulate_slots=SimpleNamespace(overloads={}))
+    monkeypatch.setattr(build, "loop", lambda template, name, flags: fresh)
     points = [make_point({"name": "jsq"}, servers=4, jobs=20, latency=latency) for latency in (0.0, 0.1)]
     assert ahead.prepare([(point, point.policies[0]) for point in points])
     assert sorted(built) == [0.0, 0.1]
