@@ -77,15 +77,16 @@ def python_calls(policy: str, jobs: int, **options: Any) -> Counter[str]:
 
 def test_a_plain_sqd_job_starts_a_python_frame_only_where_a_tracer_or_a_policy_may_step_in() -> None:
     # A Python call costs a plain SQ(2) run more than any line of its body: per job, what runs as a
-    # function of its own is the arrival, the policy's decision, the channel's count, the
-    # dispatcher's send, the server's accept, its departure and the recorder's leave (each a seam that
-    # `emulator.model.trace` or a policy may wrap or replace). Building the job, scheduling a
-    # departure and the recorder's account of a job entering are written out where they happen.
+    # function of its own is the arrival, the policy's decision (a method bound to the dispatcher),
+    # the dispatcher's send, the server's accept, its departure and the recorder's leave (each a seam
+    # that `emulator.model.trace` or a policy may wrap or replace, or an event's callback). Building
+    # the job, counting the round trips in the channel's counters, scheduling a departure and the
+    # recorder's account of a job entering are written out where they happen.
     python_calls("sqd", 100, d=2)  # first calls: imports and caches
     small, large = python_calls("sqd", 2_000, d=2), python_calls("sqd", 4_000, d=2)
     per_job = {name for name in large if large[name] - small[name] >= 2_000}
     assert per_job == {f"emulator.{name}" for name in (
-        "model.build._arrive", "policies.sqd.dispatch", "model.channels.count_round_trips",
+        "model.build._arrive", "policies.sqd._receive_pair",
         "model.dispatcher._send_instant", "model.server.accept", "model.server._depart", "measure.recorder.leave")}
 
 

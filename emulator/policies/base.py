@@ -33,6 +33,7 @@ a policy only says which messages go where. It sees the engine only through
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -185,6 +186,15 @@ class Policy:
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         raise NotImplementedError
+
+    def receiver(self, dispatcher: DispatcherView) -> Callable[[JobView], None]:
+        """What a job that reaches ``dispatcher`` is handed to: `dispatch`, with ``dispatcher`` bound.
+
+        A C-level `functools.partial`: the same call as ``dispatch(dispatcher, job)``, without a
+        Python frame of its own. A policy may return another callable that does what its
+        `dispatch` does (SQ(2)'s zero-latency path is a method bound to the dispatcher).
+        """
+        return partial(self.dispatch, dispatcher)
 
 
 def shortest(lengths: list[int], random: Callable[[], float]) -> int:
