@@ -77,16 +77,39 @@ def python_calls(policy: str, jobs: int, **options: Any) -> Counter[str]:
 
 def test_a_plain_sqd_job_starts_a_python_frame_only_where_a_tracer_or_a_policy_may_step_in() -> None:
     # A Python call costs a plain SQ(2) run more than any line of its body: per job, what runs as a
-    # function of its own is the arrival, the policy's decision, the channel's count, the
-    # dispatcher's send, the server's accept, its departure and the recorder's leave (each a seam that
-    # `emulator.model.trace` or a policy may wrap or replace). Building the job, scheduling a
-    # departure and the recorder's account of a job entering are written out where they happen.
+    # function of its own is the arrival, the policy's decision (a method bound to the dispatcher),
+    # the dispatcher's send, the server's accept and its departure (each a seam that
+    # `emulator.model.trace` or a policy may wrap or replace, or an event's callback). Building the
+    # job, counting the round trips in the channel's counters, scheduling a departure and the
+    # recorder's account of a job entering and, while nothing replaced `Recorder.leave`, leaving are
+    # written out where they happen.
     python_calls("sqd", 100, d=2)  # first calls: imports and caches
     small, large = python_calls("sqd", 2_000, d=2), python_calls("sqd", 4_000, d=2)
     per_job = {name for name in large if large[name] - small[name] >= 2_000}
     assert per_job == {f"emulator.{name}" for name in (
-        "model.build._arrive", "policies.sqd.dispatch", "model.channels.count_round_trips",
-        "model.dispatcher._send_instant", "model.server.accept", "model.server._depart", "measure.recorder.leave")}
+        "model.build._arrive", "policies.sqd._receive_pair",
+        "model.dispatcher._send_instant", "model.server.accept", "model.server._depart")}
+
+
+def test_a_replaced_recorder_leave_sees_every_departure_and_the_rows_stay() -> None:
+    # A FIFO server writes `Recorder.account_leave` out while nothing replaced `Recorder.leave`;
+    # setting `leave` (as a trace does) makes every departure call the replacement, with the same rows.
+    expected = _model({"name": "sqd", "d": 2}, servers=5, jobs=2_000).record().metrics()
+    model = _model({"name": "sqd", "d": 2}, servers=5, jobs=2_000)
+    recorder, seen = model.recorder, []
+    leave = recorder.leave
+
+    def watched(job: Job, now: float) -> None:
+        seen.append(job)
+        leave(job, now)
+
+    recorder.leave = watched
+    got = model.record().metrics()
+    assert not recorder.own_leave and recorder.leave is watched
+    assert len(seen) == recorder.transfers - sum(server.length for server in model.servers)
+    assert sum(job.measured for job in seen) == recorder.finished == 2_000
+    assert {k: v for k, v in got.items() if k != "wall_seconds"} == \
+        {k: v for k, v in expected.items() if k != "wall_seconds"}
 
 
 def fields(job: Job) -> dict[str, Any]:
@@ -179,7 +202,7 @@ def test_the_recorder_bins_its_buffered_responses_at_most_flush_apart() -> None:
         leave(job, now)
         sizes.append(len(recorder.responses.buffer))
 
-    recorder.leave = watched  # type: ignore[method-assign]
+    recorder.leave = watched
     model.record()
     assert max(sizes) == FLUSH - 1 and sizes.count(0) >= 3  # binned as the FLUSH-th comes
     assert int(recorder.responses.counts.sum()) == recorder.finished == 3 * FLUSH + 5

@@ -8,6 +8,7 @@ the jobs that arrived in it, followed until they leave.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .messages import KINDS
@@ -73,6 +74,8 @@ class Recorder:
         # where `leave` looks for the run's end as well. A flush changes no count, whenever it comes.
         self.buffered = self.responses.buffer.append
         self.due = min(FLUSH, jobs)
+        self.leaving: Callable[[Any, float], None] = self.account_leave  # see `leave`
+        self.own_leave = True  # `leave` is `account_leave`: nothing replaced it
         self.occupancy: Occupancy | None = None  # the servers' observer, if lengths are streamed
         self.series: Series | None = None  # batch sums of the responses in arrival order, if wanted
         # Jobs sent as several copies (`emulator.model.copies`): the extra copies of measured jobs, the
@@ -105,7 +108,24 @@ class Recorder:
         self.last = now
         self.in_system += 1.0
 
-    def leave(self, job: Any, now: float) -> None:
+    @property
+    def leave(self) -> Callable[[Any, float], None]:
+        """What a server calls when ``job`` leaves it at ``now``: `account_leave`, or what replaced it.
+
+        A seam: what wraps it (`emulator.model.trace`, a test) sets it, and every server calls the
+        replacement from then on. Setting it clears `own_leave`, which a FIFO server reads to write
+        `account_leave` out (it runs per job) while nothing has replaced it.
+        """
+        return self.leaving
+
+    @leave.setter
+    def leave(self, leave: Callable[[Any, float], None]) -> None:
+        self.leaving = leave
+        self.own_leave = False
+
+    def account_leave(self, job: Any, now: float) -> None:
+        """A job leaves its server now. `emulator.model.server.FifoServer._depart` writes these lines out
+        while `own_leave`: keep both alike."""
         self.area += self.in_system * (now - self.last)
         self.last = now
         self.in_system -= 1.0

@@ -211,7 +211,11 @@ class Source:
         One method, all of it, since it runs per job; the loop stops early once arrivals
         have stopped (see the class).
         """
-        env, gaps, sizes, job_id = self.env, self.gaps, self.sizes, self.job_id
+        # (One assignment each: four names assigned at once build and unpack a tuple.)
+        env = self.env
+        gaps = self.gaps
+        sizes = self.sizes
+        job_id = self.job_id
         while True:
             if job_id >= self.mark and self._passes(job_id):
                 return
@@ -230,9 +234,12 @@ class Source:
                     _all_arrived(self.recent, 0, 0)  # prunes
             job_id += 1
             self.job_id = job_id
-            # (One dispatcher: no call per job to choose it.)
+            # (One dispatcher: no call per job to choose it, and a test of None rather than of its truth.)
             # (Read, then called: `receive` is an instance's attribute, read by a specialised instruction.)
-            receive = (self.single or self.draw()).receive
+            dispatcher = self.single
+            if dispatcher is None:
+                dispatcher = self.draw()
+            receive = dispatcher.receive
             receive(job)
             gap = next(gaps, None)
             if gap is None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from .channels import Channel
@@ -44,12 +43,13 @@ class Dispatcher:
     def follow(self, policy: Policy) -> None:
         """Hand the jobs that arrive here to ``policy``.
 
-        `receive` becomes ``policy.dispatch`` with this dispatcher bound (a C-level
-        `functools.partial`): the same call, without a Python frame per job. What wraps
-        `receive` (`emulator.model.trace`, `emulator.model.policing`) wraps this one.
+        `receive` becomes ``policy.receiver(self)``: ``policy.dispatch`` with this dispatcher
+        bound (a C-level `functools.partial`: the same call, without a Python frame per job),
+        or what the policy calls instead. What wraps `receive` (`emulator.model.trace`,
+        `emulator.model.policing`) wraps this one.
         """
         self.policy = policy
-        self.receive = partial(policy.dispatch, self)
+        self.receive = policy.receiver(self)
 
     def send(self, job: Job, server: Any) -> None:
         """Send ``job`` to ``server`` over the channel."""

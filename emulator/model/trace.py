@@ -91,7 +91,7 @@ class Trace:
             self.lost.append((env.now, job))
             lose(job, present)
 
-        recorder.leave = on_leave  # type: ignore[method-assign]
+        recorder.leave = on_leave
         recorder.block = on_block  # type: ignore[method-assign]
         recorder.lose = on_lose  # type: ignore[method-assign]
         withdraw, drop = recorder.withdraw, recorder.drop

@@ -19,6 +19,9 @@ A policy is one class, registered by name (`emulator.policies.register_policy`):
   it sent for the job come back). A policy that is not built in is held to this
   per job (`emulator.model.policing`): a job it sends twice, or leaves unsent with
   no reply to come, fails the run with `emulator.errors.PolicyError`.
+- ``receiver(dispatcher)``: optional, what a job that reaches ``dispatcher`` is handed to; by default
+  ``dispatch`` with the dispatcher bound (SQ(2) with zero latency returns a faster callable that
+  does what its ``dispatch`` does).
 - ``whole_batches``: True for a policy that places the jobs that arrive together (gap 0) as one
   batch: they reach one dispatcher (one split draw per batch) one after the other in the same
   step, each with ``job.batch``, the batch's size; it sends them once the last is in.
@@ -33,6 +36,7 @@ a policy only says which messages go where. It sees the engine only through
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
@@ -185,6 +189,15 @@ class Policy:
 
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
         raise NotImplementedError
+
+    def receiver(self, dispatcher: DispatcherView) -> Callable[[JobView], None]:
+        """What a job that reaches ``dispatcher`` is handed to: `dispatch`, with ``dispatcher`` bound.
+
+        A C-level `functools.partial`: the same call as ``dispatch(dispatcher, job)``, without a
+        Python frame of its own. A policy may return another callable that does what its
+        `dispatch` does (SQ(2)'s zero-latency path is a method bound to the dispatcher).
+        """
+        return partial(self.dispatch, dispatcher)
 
 
 def shortest(lengths: list[int], random: Callable[[], float]) -> int:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from math import floor
+from types import MethodType
 from typing import Any, Literal
 
 from pydantic import Field
 
+from ..measure.messages import Kind
 from .base import IntOrExpr, Policy, PolicyConfig, overloaded_sampling, queue_length, shortest
 from .views import DispatcherView, JobView, ModelView, PointView
+
+# The counters' indices as plain ints: Python 3.11 specialises a list's item read and write only for
+# an index of type exactly int (an IntEnum member takes the generic path).
+QUERY_AT, REPLY_AT = int(Kind.QUERY), int(Kind.REPLY)
 
 
 class SQDConfig(PolicyConfig):
@@ -65,21 +71,22 @@ class SQDPolicy(Policy):
         # int it is not), and the same product, N being exact.
         self.scale, self.scale_other = float(len(model.servers)), float(len(model.servers) - 1)
 
+    def receiver(self, dispatcher: DispatcherView) -> Callable[[JobView], None]:
+        """SQ(2) with zero latency: `_receive_pair` bound to ``dispatcher``; otherwise `Policy.receiver`'s.
+
+        A bound method is called from the arrival source's bytecode in the source's own eval
+        loop; a `functools.partial` is called from C, which starts one of its own (about 20 ns
+        more per job). Not for a subclass that decides otherwise (its own `dispatch`).
+        """
+        if self.instant_pair and type(self).dispatch is SQDPolicy.dispatch:
+            return MethodType(_receive_pair, dispatcher)
+        return super().receiver(dispatcher)
+
     def dispatch(self, dispatcher: DispatcherView, job: JobView) -> None:
-        servers = dispatcher.servers
-        if self.instant_pair:
-            # Written out: the same draws in the same order as `Uniforms.sample` and `shortest`,
-            # without their lists and calls. `floor` rather than `int`: the same index for a
-            # draw in [0, n), and a call that Python 3.11 specialises (`int(x)` costs twice as much).
-            draws = self.draws
-            a = floor(next(draws) * self.scale)
-            b = floor(next(draws) * self.scale_other)
-            first, second = servers[a], servers[b + 1 if b >= a else b]
-            dispatcher.channel.count_round_trips(2)
-            one, two = first.length, second.length
-            # (u < 0.5 is `shortest`'s u * 2 < 1.0: doubling a float is exact.)
-            dispatcher.send(job, second if two < one or (two == one and next(draws) < 0.5) else first)
+        if self.instant_pair:  # (``dispatcher`` follows this policy: it is its `policy`)
+            _receive_pair(dispatcher, job)
             return
+        servers = dispatcher.servers
         uniforms = self.uniforms
         channel = dispatcher.channel
         # (`map`, not a comprehension: that would make ``servers`` a cell, on every call.)
@@ -101,4 +108,27 @@ class SQDPolicy(Policy):
         random = self.uniforms.random
         dispatcher.channel.ask(sampled, queue_length,
                                lambda lengths: dispatcher.send(job, sampled[shortest(lengths, random)]))
+
+
+def _receive_pair(dispatcher: DispatcherView, job: JobView) -> None:
+    """SQ(2) with zero latency: the decision for ``job``, which reached ``dispatcher`` (one that follows the policy).
+
+    Written out: the same draws in the same order as `Uniforms.sample` and `shortest`, without
+    their lists and calls. `floor` rather than `int`: the same index for a draw in [0, n), and a
+    call that Python 3.11 specialises (`int(x)` costs twice as much).
+    """
+    policy = dispatcher.policy
+    servers = dispatcher.servers
+    draws = policy.draws
+    a = floor(next(draws) * policy.scale)
+    b = floor(next(draws) * policy.scale_other)
+    first, second = servers[a], servers[b + 1 if b >= a else b]
+    # `Channel.count_round_trips(2)`, written out: the same two increments of the channel's counter
+    # list, read at each job (a `Trace` replaces it), without a call per job.
+    counts = dispatcher.channel.counts
+    counts[QUERY_AT] += 2
+    counts[REPLY_AT] += 2
+    one, two = first.length, second.length
+    # (u < 0.5 is `shortest`'s u * 2 < 1.0: doubling a float is exact.)
+    dispatcher.send(job, second if two < one or (two == one and next(draws) < 0.5) else first)
 

@@ -57,6 +57,8 @@ class ChannelView(Protocol):
     @property
     def instant(self) -> bool: ...  # zero latency: a message is delivered by a direct call
 
+    counts: list[int]  # messages sent by kind (`Kind` indexes it); a `Trace` replaces the list
+
     def send(self, kind: Kind, deliver: Callable[..., Any], *args: Any) -> None: ...
 
     def ask(self, targets: Sequence[Any], answer: Callable[[Any], int],
@@ -78,6 +80,9 @@ class DispatcherView(Protocol):
 
     @property
     def channel(self) -> ChannelView: ...
+
+    @property
+    def policy(self) -> Any: ...  # the policy it follows
 
     def send(self, job: Any, server: Any) -> None: ...
 
