@@ -39,7 +39,8 @@ def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, wind
         fv[F_T0], fv[F_A0] = now, fv[F_AREA]
     else:
         fv[F_T1], fv[F_A1] = now, fv[F_AREA]
-    window[which, :] = counts
+    for k in range(len(counts)):  # (a slice assignment costs more than a second to compile)
+        window[which, k] = counts[k]
     if P[P_OCCUPANCY]:
         occupancy.edge(iv, fv, occ_count, occ_lengths, occ_totals, which, now)
     iv[I_EDGES] = which + 1
