@@ -253,9 +253,12 @@ def test_the_short_case_that_builds_a_kernel_passes_the_scenarios_checks(options
 @pytest.mark.parametrize("template", build.TEMPLATES)
 def test_a_kernels_transport_is_what_the_feature_lines_read_at_run_time(template: str) -> None:
     """The values a kernel fixes in its hooks' feature lines are those the lines would read from its run's
-    parameters (`engine`: P_LATENT 1 with latency, 2 asking at zero latency with faults; P_HELD)."""
+    parameters (`engine`: P_LATENT 1 with latency, 2 asking at zero latency with faults; P_HELD; F_LOSS the loss,
+    or -1 with failing servers)."""
+    from types import SimpleNamespace
+
     from emulator.compiled import faults
-    from emulator.compiled.state import P_HELD, P_LATENT
+    from emulator.compiled.state import F_LOSS, P_HELD, P_LATENT
 
     names = build.FEATURES[template]
     for values in itertools.product((False, True), repeat=len(names)):
@@ -265,7 +268,10 @@ def test_a_kernels_transport_is_what_the_feature_lines_read_at_run_time(template
         P = np.zeros(64, dtype=np.int64)
         P[P_LATENT] = 1 if fixed.get("latent") else 2 if fixed.get("asking") else 0
         P[P_HELD] = fixed.get("held", False)
-        names_read = {"P": P, "P_LATENT": P_LATENT, "P_HELD": P_HELD, "faults": faults}
+        fv = np.zeros(64)
+        fv[F_LOSS] = (-1.0 if fixed.get("failing") else 0.05) if fixed.get("faulty") else 0.0
+        names_read = {"P": P, "P_LATENT": P_LATENT, "P_HELD": P_HELD, "faults": faults, "T": SimpleNamespace(fv=fv),
+                      "F_LOSS": F_LOSS}
         read = {name: bool(eval(expression, names_read)) for name, expression in build.HOOK_FEATURES.items()}
         assert build.hook_features(template, values) == read, fixed
 
@@ -285,7 +291,8 @@ def test_a_policys_kernel_imports_its_hooks_and_transport_with_the_feature_lines
     latent = build.loop("kernel", "emulator.compiled.policies.jbt", (True, *plain[1:]))
     assert "    latency = True  # fixed" in Path(sys.modules[latent.dispatch.py_func.__module__].__file__).read_text()
     # Random reads no transport: its kernel binds its module itself.
-    assert build.specialised("emulator.compiled.policies.random", (False,) * 4) == "emulator.compiled.policies.random"
+    assert build.specialised("emulator.compiled.policies.random", (False,) * len(build.HOOK_FEATURES)) == \
+        "emulator.compiled.policies.random"
 
 
 def test_a_feature_line_written_otherwise_is_refused_in_one_line(tmp_path: Path,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .core import compiled_only
 from .state import (
     F_HIGH_AREA,
     F_HIGH_SINCE,
@@ -102,7 +103,7 @@ def depart(iv: np.ndarray, fv: np.ndarray, count: np.ndarray, lengths: np.ndarra
         _move_low(iv, fv, length, now)
 
 
-@njit(cache=True)
+@compiled_only
 def edge(iv: np.ndarray, fv: np.ndarray, count: np.ndarray, lengths: np.ndarray, totals: np.ndarray,
          edge: int, now: float) -> None:
     """`Occupancy.edge`: bring every integral up to ``now`` and keep a copy (``edge`` 0 opens, 1 closes)."""

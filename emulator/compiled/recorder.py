@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
+from .core import compiled_only
 from .state import (
     F_A0,
     F_A1,
@@ -27,7 +28,7 @@ from .state import (
 RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
 
 
-@njit(cache=True)
+@compiled_only
 def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray,
          occ_count: np.ndarray, occ_lengths: np.ndarray, occ_totals: np.ndarray) -> None:
     """`Recorder.edge`: the window opens or closes now (and the occupancy observer's, if on)."""
