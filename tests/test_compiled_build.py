@@ -284,10 +284,11 @@ def test_a_policys_kernel_imports_its_hooks_and_transport_with_the_feature_lines
     hooks_copy = sys.modules[built.dispatch.py_func.__module__]
     text = Path(hooks_copy.__file__).read_text()
     assert "    asking = False  # fixed for this kernel" in text and "P[P_LATENT]" not in text
-    transport = re.search(r"^from (\S+) import late, posted, query_all$", text, re.MULTILINE)
+    transport = re.search(r"^from (\S+) import late, lost, posted, query_all, send$", text, re.MULTILINE)
     assert transport is not None and "._built_transport__" in transport.group(1)
     transport_text = Path(sys.modules[transport.group(1)].__file__).read_text()
     assert "    held = False  # fixed for this kernel" in transport_text and "P[P_HELD]" not in transport_text
+    assert "    faulty = False  # fixed for this kernel" in transport_text and "T.fv[F_LOSS]" not in transport_text
     latent = build.loop("kernel", "emulator.compiled.policies.jbt", (True, *plain[1:]))
     assert "    latency = True  # fixed" in Path(sys.modules[latent.dispatch.py_func.__module__].__file__).read_text()
     # Random reads no transport: its kernel binds its module itself.
@@ -304,7 +305,7 @@ def test_a_feature_line_written_otherwise_is_refused_in_one_line(tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"^odd_compiled: the feature line of 'latency' must read "
                                          r"`latency = P\[P_LATENT\] == 1`, not `latency = P\[0\] == 1`$"):
-        build.specialised("odd_compiled", (False,) * 4)
+        build.specialised("odd_compiled", (False,) * len(build.HOOK_FEATURES))
 
 
 def test_a_form_that_is_a_package_keeps_its_relative_imports_in_its_copy(tmp_path: Path,
@@ -318,7 +319,7 @@ def test_a_form_that_is_a_package_keeps_its_relative_imports_in_its_copy(tmp_pat
         "from numba import njit\n\nfrom emulator.compiled.transport import ask_lengths  # noqa: F401\n"
         "from .helper import SERVER")).format(server="SERVER"))
     monkeypatch.syspath_prepend(str(tmp_path))
-    copy = importlib.import_module(build.specialised("minepkg", (False,) * 4))
+    copy = importlib.import_module(build.specialised("minepkg", (False,) * len(build.HOOK_FEATURES)))
     assert copy.__name__.startswith("minepkg._built_hooks__") and copy.SERVER == 1
     for name in [name for name in sys.modules if name == "minepkg" or name.startswith("minepkg.")]:
         sys.modules.pop(name)
