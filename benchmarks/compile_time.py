@@ -8,6 +8,7 @@ policies with compiled forms first (the docs' Ring policy, docs/policies.md, und
 names): a policy's kernel holds its own hooks only, so they should cost it nothing.
 
     python benchmarks/compile_time.py            # JSQ and SQ(2), continuous and slotted
+    python benchmarks/compile_time.py --policy jiq --time continuous --latency   # JIQ's kernel with latency
     python benchmarks/compile_time.py --kernel   # each kernel alone, the shared functions cached
 
 ``--kernel`` times what a policy's first run adds to the cache of another's, in CPU
@@ -49,9 +50,13 @@ def _ring_forms(folder: Path, copies: int) -> str:
     return "; ".join(lines)
 
 
-def first_run_seconds(policy: str, time: str, cache: str, register: str = "") -> float:
-    """Seconds of a fresh interpreter's first compiled run of ``policy`` (``time``), numba cache ``cache``."""
-    params = ", d=2" if policy == "sqd" else ""
+LATENCY = ", latency={'kind': 'exponential', 'mean': 0.01}"
+
+
+def first_run_seconds(policy: str, time: str, cache: str, register: str = "", latent: bool = False) -> float:
+    """Seconds of a fresh interpreter's first compiled run of ``policy`` (``time``; ``latent``: with exponential
+    latency of mean 0.01), numba cache ``cache``."""
+    params = (", d=2" if policy == "sqd" else "") + (LATENCY if latent else "")
     code = (f"import time; {register or 'import emulator'}; t = time.perf_counter(); "
             f"emulator.simulate({policy!r}, servers=4, jobs=100, engine='compiled', time={time!r}{params}); "
             f"print(time.perf_counter() - t)")
@@ -61,7 +66,7 @@ def first_run_seconds(policy: str, time: str, cache: str, register: str = "") ->
     return float(out.stdout.split()[-1])
 
 
-def measure(policy: str, time: str, more: int = 10) -> dict[str, float]:
+def measure(policy: str, time: str, more: int = 10, latent: bool = False) -> dict[str, float]:
     """Cold, cached, and cold with ``more`` policies registered: seconds each."""
     result = {}
     for label, extra in (("cold", 0), (f"cold with {more} more registered", more)):
@@ -69,9 +74,9 @@ def measure(policy: str, time: str, more: int = 10) -> dict[str, float]:
             forms = Path(cache) / "forms"
             forms.mkdir()
             register = _ring_forms(forms, extra) if extra else ""
-            result[label] = first_run_seconds(policy, time, cache, register)
+            result[label] = first_run_seconds(policy, time, cache, register, latent)
             if not extra:
-                result["cached"] = first_run_seconds(policy, time, cache)
+                result["cached"] = first_run_seconds(policy, time, cache, latent=latent)
     return result
 
 
@@ -83,7 +88,7 @@ def _case_cpu(policy: str, time: str, latent: bool, cache: str) -> float:
     """CPU seconds of a fresh interpreter's compiled run of the case, from after ``import emulator``."""
     params = ", d=2" if policy == "sqd" else ""
     if latent:
-        params += ", latency={'kind': 'exponential', 'mean': 0.01}"
+        params += LATENCY
     code = (f"import time; import emulator; "
             f"t = time.process_time(); emulator.simulate({policy!r}, servers=4, jobs=100, engine='compiled', "
             f"time={time!r}{params}); print(time.process_time() - t)")
@@ -107,7 +112,7 @@ def main() -> int:
     parser.add_argument("--policy", action="append", help="policies to measure (default jsq, sqd)")
     parser.add_argument("--time", action="append", choices=["continuous", "slotted"])
     parser.add_argument("--kernel", action="store_true", help="a policy's first run after round robin's (CPU s)")
-    parser.add_argument("--latency", action="store_true", help="with --kernel --policy: with latency")
+    parser.add_argument("--latency", action="store_true", help="with --policy: with latency (continuous time)")
     args = parser.parse_args()
     if args.kernel:
         cases = KERNEL_CASES if not args.policy else [
@@ -119,8 +124,9 @@ def main() -> int:
         return 0
     for policy in args.policy or ["jsq", "sqd"]:
         for time in args.time or ["continuous", "slotted"]:
-            found = measure(policy, time)
-            print(f"{policy} {time}: " + ", ".join(f"{k} {v:.1f} s" for k, v in found.items()), flush=True)
+            found = measure(policy, time, latent=args.latency)
+            case = f"{policy} {time}{' latency' if args.latency else ''}"
+            print(f"{case}: " + ", ".join(f"{k} {v:.1f} s" for k, v in found.items()), flush=True)
     return 0
 
 

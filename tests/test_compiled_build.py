@@ -253,9 +253,12 @@ def test_the_short_case_that_builds_a_kernel_passes_the_scenarios_checks(options
 @pytest.mark.parametrize("template", build.TEMPLATES)
 def test_a_kernels_transport_is_what_the_feature_lines_read_at_run_time(template: str) -> None:
     """The values a kernel fixes in its hooks' feature lines are those the lines would read from its run's
-    parameters (`engine`: P_LATENT 1 with latency, 2 asking at zero latency with faults; P_HELD)."""
+    parameters (`engine`: P_LATENT 1 with latency, 2 asking at zero latency with faults; P_HELD; F_LOSS the loss,
+    or -1 with failing servers)."""
+    from types import SimpleNamespace
+
     from emulator.compiled import faults
-    from emulator.compiled.state import P_HELD, P_LATENT
+    from emulator.compiled.state import F_LOSS, P_HELD, P_LATENT
 
     names = build.FEATURES[template]
     for values in itertools.product((False, True), repeat=len(names)):
@@ -265,7 +268,10 @@ def test_a_kernels_transport_is_what_the_feature_lines_read_at_run_time(template
         P = np.zeros(64, dtype=np.int64)
         P[P_LATENT] = 1 if fixed.get("latent") else 2 if fixed.get("asking") else 0
         P[P_HELD] = fixed.get("held", False)
-        names_read = {"P": P, "P_LATENT": P_LATENT, "P_HELD": P_HELD, "faults": faults}
+        fv = np.zeros(64)
+        fv[F_LOSS] = (-1.0 if fixed.get("failing") else 0.05) if fixed.get("faulty") else 0.0
+        names_read = {"P": P, "P_LATENT": P_LATENT, "P_HELD": P_HELD, "faults": faults, "T": SimpleNamespace(fv=fv),
+                      "F_LOSS": F_LOSS}
         read = {name: bool(eval(expression, names_read)) for name, expression in build.HOOK_FEATURES.items()}
         assert build.hook_features(template, values) == read, fixed
 
@@ -278,14 +284,16 @@ def test_a_policys_kernel_imports_its_hooks_and_transport_with_the_feature_lines
     hooks_copy = sys.modules[built.dispatch.py_func.__module__]
     text = Path(hooks_copy.__file__).read_text()
     assert "    asking = False  # fixed for this kernel" in text and "P[P_LATENT]" not in text
-    transport = re.search(r"^from (\S+) import late, posted, query_all$", text, re.MULTILINE)
+    transport = re.search(r"^from (\S+) import late, lost, posted, query_all, send$", text, re.MULTILINE)
     assert transport is not None and "._built_transport__" in transport.group(1)
     transport_text = Path(sys.modules[transport.group(1)].__file__).read_text()
     assert "    held = False  # fixed for this kernel" in transport_text and "P[P_HELD]" not in transport_text
+    assert "    faulty = False  # fixed for this kernel" in transport_text and "T.fv[F_LOSS]" not in transport_text
     latent = build.loop("kernel", "emulator.compiled.policies.jbt", (True, *plain[1:]))
     assert "    latency = True  # fixed" in Path(sys.modules[latent.dispatch.py_func.__module__].__file__).read_text()
     # Random reads no transport: its kernel binds its module itself.
-    assert build.specialised("emulator.compiled.policies.random", (False,) * 4) == "emulator.compiled.policies.random"
+    assert build.specialised("emulator.compiled.policies.random", (False,) * len(build.HOOK_FEATURES)) == \
+        "emulator.compiled.policies.random"
 
 
 def test_a_feature_line_written_otherwise_is_refused_in_one_line(tmp_path: Path,
@@ -297,7 +305,7 @@ def test_a_feature_line_written_otherwise_is_refused_in_one_line(tmp_path: Path,
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"^odd_compiled: the feature line of 'latency' must read "
                                          r"`latency = P\[P_LATENT\] == 1`, not `latency = P\[0\] == 1`$"):
-        build.specialised("odd_compiled", (False,) * 4)
+        build.specialised("odd_compiled", (False,) * len(build.HOOK_FEATURES))
 
 
 def test_a_form_that_is_a_package_keeps_its_relative_imports_in_its_copy(tmp_path: Path,
@@ -311,7 +319,7 @@ def test_a_form_that_is_a_package_keeps_its_relative_imports_in_its_copy(tmp_pat
         "from numba import njit\n\nfrom emulator.compiled.transport import ask_lengths  # noqa: F401\n"
         "from .helper import SERVER")).format(server="SERVER"))
     monkeypatch.syspath_prepend(str(tmp_path))
-    copy = importlib.import_module(build.specialised("minepkg", (False,) * 4))
+    copy = importlib.import_module(build.specialised("minepkg", (False,) * len(build.HOOK_FEATURES)))
     assert copy.__name__.startswith("minepkg._built_hooks__") and copy.SERVER == 1
     for name in [name for name in sys.modules if name == "minepkg" or name.startswith("minepkg.")]:
         sys.modules.pop(name)

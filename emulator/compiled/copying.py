@@ -41,7 +41,7 @@ import numpy as np
 from numba import njit
 
 from . import faults, occupancy
-from .core import push, unmanaged
+from .core import compiled_only, push, unmanaged
 from .jobs import append
 from .network import post
 from .recorder import leave
@@ -137,7 +137,7 @@ class Arrays:
 
 
 # -- the kernel's side -------------------------------------------------------------------------
-@njit(cache=True)  # once per call of the kernel: compiled once for every kernel, not inlined in each
+@compiled_only  # once per call of the kernel: compiled once for every kernel, not inlined in each
 def views(cp: Copies) -> Copies:
     """``cp`` with every array an `unmanaged` view: the kernel's calls pass them without reference counting."""
     return Copies(unmanaged(cp.cv), unmanaged(cp.wasted), unmanaged(cp.slots), unmanaged(cp.serving),
@@ -235,7 +235,7 @@ def event(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np
     _finish(iv, fv, counts, T, heap, servers, jobs, measures, cp, arg)
 
 
-@njit(cache=True)
+@compiled_only
 def settled(cp: Copies) -> bool:
     """Whether every extra copy of a measured job is gone (`Recorder.unsettled` is 0)."""
     return cp.cv[V_UNSETTLED] == 0
@@ -372,7 +372,7 @@ def _serve_next(iv: np.ndarray, fv: np.ndarray, heap: np.ndarray, servers: tuple
     return -1
 
 
-@njit(cache=True)
+@compiled_only
 def _cancel_others(iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, T: Tools, heap: np.ndarray,
                    servers: tuple, jobs: tuple, measures: tuple, cp: Copies, sender: int) -> None:
     """`RedundancyPolicy._cancel_others`: the server of copy ``sender`` sends a cancel to every other copy of

@@ -19,6 +19,11 @@ from .tools import Tools
 
 BATCH = 4096  # emulator.workload.streams.BATCH (checked by the engine)
 
+compiled_only: Any = njit(cache=True, no_cpython_wrapper=True)  # type: ignore[call-overload]  # (not in the hints)
+"""``@njit(cache=True)`` for a function that only compiled code calls (not inlined): numba builds it no wrapper
+for calls from Python, whose conversion of the arguments (a `Tools` is 33 arrays) cost up to a second of a
+kernel's first compilation per function. Python cannot call it (`sample`, which a test calls, keeps its wrapper)."""
+
 # -- arrays without reference counting ----------------------------------------------------
 
 def _voidptr_typer(typingctx: Any, address: Any) -> Any:
@@ -30,7 +35,7 @@ def _voidptr_typer(typingctx: Any, address: Any) -> Any:
 _voidptr: Any = intrinsic(_voidptr_typer)  # an integer address as a void pointer
 
 
-@njit(cache=True)  # once per array and call of the kernel: compiled once for every kernel, not inlined in each
+@compiled_only  # once per array and call of the kernel: compiled once for every kernel, not inlined in each
 def _unmanaged(a: np.ndarray) -> np.ndarray:
     """A view of ``a`` that numba does not reference-count.
 
@@ -55,7 +60,7 @@ else:
     unmanaged = _unmanaged
 
 
-@njit(cache=True)  # once per call of the kernel: compiled once for every kernel, not inlined in each
+@compiled_only  # once per call of the kernel: compiled once for every kernel, not inlined in each
 def view(tools: Any, fv: np.ndarray, heap: np.ndarray, size: np.ndarray, links: np.ndarray) -> Any:
     """The hooks' `tools.Tools`, every array an `unmanaged` view, with the kernel's own ``fv``, ``heap``, job
     ``size`` and job slot links (``next``)."""
@@ -88,7 +93,7 @@ def push(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None:
     push_id(heap, iv, t, eid, code)
 
 
-@njit(cache=True)  # large, and called at several places of every kernel: compiled once, a call per push
+@compiled_only  # large, and called at several places of every kernel: compiled once, a call per push
 def push_id(heap: np.ndarray, iv: np.ndarray, t: float, eid: float, code: int) -> None:
     """Schedule event ``code`` at time ``t`` with id ``eid``, taken earlier (`network`'s replies)."""
     i = iv[I_HEAP]
@@ -117,7 +122,7 @@ def _before(ta: float, ea: float, tb: float, eb: float) -> bool:
     return (ta < tb) | ((ta == tb) & (ea < eb))
 
 
-@njit(cache=True)  # large, inlined twice per kernel it cost a fifth of each kernel's compilation
+@compiled_only  # large, inlined twice per kernel it cost a fifth of each kernel's compilation
 def _sift_down(heap: np.ndarray, size: int, t: float, eid: float, code: float) -> None:
     """Put record (t, eid, code) at the root of the ``size`` records and move it down to its place.
 
@@ -187,7 +192,7 @@ def replace_first(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None
 
 # -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --
 
-@njit(cache=True)
+@compiled_only
 def _refill(rng: tuple, ubuf: np.ndarray) -> None:
     next_double, address = rng
     state = _voidptr(address)
@@ -247,7 +252,7 @@ def sample(rng: tuple, ubuf: np.ndarray, iv: np.ndarray, n: int, k: int,
         out[j] = x
 
 
-@njit(cache=True)
+@compiled_only
 def shortest(values: np.ndarray, k: int, rng: tuple, ubuf: np.ndarray,
              iv: np.ndarray) -> int:
     """`emulator.policies.base.shortest` over ``values[:k]``: reservoir sampling over ties."""
@@ -284,7 +289,7 @@ def list_room(iv: np.ndarray, lists: np.ndarray) -> bool:
     return len(lists) - iv[I_POOL_END] >= max(4, 2 * iv[I_MAXCAP]) and iv[I_NODE_FREE] >= 0
 
 
-@njit(cache=True)  # rare (a block fills up): not inlined
+@compiled_only  # rare (a block fills up): not inlined
 def _move_list(lists: np.ndarray, lstart: np.ndarray, lcap: np.ndarray, iv: np.ndarray, d: int, c: int) -> None:
     room = max(4, 2 * lcap[d])
     to = iv[I_POOL_END]
@@ -350,7 +355,7 @@ def id_clear(count: np.ndarray, d: int) -> None:
     count[d] = 0
 
 
-@njit(cache=True)  # once per update and dispatcher: not inlined
+@compiled_only  # once per update and dispatcher: not inlined
 def id_clear_chained(lists: np.ndarray, lstart: np.ndarray, count: np.ndarray, chain: np.ndarray,
                      node_d: np.ndarray, node_next: np.ndarray, iv: np.ndarray, d: int) -> None:
     """`IdList.clear` where servers keep chains (JBT-d's reset with latency): each id unlinked from d."""

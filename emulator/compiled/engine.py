@@ -90,8 +90,8 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
     # The most one step may send: an ask of every server (JSQ) or a broadcast to all N servers
     # and D - 1 dispatchers (JBT-d), or the policy's own (JSQ-sparse's N D updates), and a job.
     # With loss, each ask's timeout too (`faults`).
-    faulty = scenario.network.loss > 0
-    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8 + (description.asks_per_step + 1) * faulty
+    lossy = scenario.network.loss > 0
+    P[S.P_ROOM] = n + dispatchers + description.messages_per_step + 8 + (description.asks_per_step + 1) * lossy
     P[S.P_ROOM] += n * asking  # (two loss draws per target: a query and its reply)
     P[S.P_ASK_ROOM] = description.asks_per_step + 1
 
@@ -129,7 +129,7 @@ def record(point: Point, policy: ResolvedPolicy, seed: int,
         toolkit.open_network(description, P, iv)
         heap = _network_room(P, iv, toolkit, heap)
     losses = None
-    if faulty:  # `Uniforms(generator(seed, "loss"))`'s draws, one per control message sent
+    if lossy:  # `Uniforms(generator(seed, "loss"))`'s draws, one per control message sent
         losses = uniform_blocks(generator(seed, "loss"))
         fv[S.F_LOSS], fv[S.F_TIMEOUT] = scenario.network.loss, scenario.network.timeout
         iv[S.I_NLOSS] = 0

@@ -38,7 +38,7 @@ from numba import njit
 from ..workload.failures import period_blocks
 from ..workload.streams import Blocks
 from . import occupancy
-from .core import pop, push, unmanaged
+from .core import compiled_only, pop, push, unmanaged
 from .state import (
     F_AREA,
     F_LAST,
@@ -120,7 +120,7 @@ class Periods:
         self.record.sv[sid, AT + which] = 0
 
 
-@njit(cache=True)  # once per call of the kernel: compiled once for every kernel, not inlined in each
+@compiled_only  # once per call of the kernel: compiled once for every kernel, not inlined in each
 def views(F: Failing) -> Failing:
     """``F`` with every array an `core.unmanaged` view: the kernel reads them without reference counting (an
     atomic increment and decrement at each read of a field took SQ(2) with failing servers a third of its time)."""
@@ -134,7 +134,7 @@ def _period(F: Failing, sid: int, which: int) -> float:
     return F.periods[which, sid, at]
 
 
-@njit(cache=True)
+@compiled_only
 def start(heap: np.ndarray, iv: np.ndarray, F: Failing) -> None:
     """Each server's first up period begins at time 0, in the order the servers' processes start."""
     for sid in range(len(F.sv)):
@@ -165,7 +165,7 @@ def before(heap: np.ndarray, iv: np.ndarray, F: Failing, code: int) -> int:
     return 0
 
 
-@njit(cache=True)
+@compiled_only
 def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, servers: tuple, jobs: tuple,
           measures: tuple, arg: int) -> int:
     """A server's cycle (it fails or recovers) or its wake-up (`WAKE`) at ``fv[F_NOW]``; already popped.
@@ -212,7 +212,7 @@ def event(heap: np.ndarray, iv: np.ndarray, fv: np.ndarray, F: Failing, servers:
     return sid
 
 
-@njit(cache=True)
+@compiled_only
 def resume(heap: np.ndarray, iv: np.ndarray, F: Failing, sid: int, head: np.ndarray, now: float) -> None:
     """After a recovery's hook: the server's process wakes if it has jobs, and its next up period begins."""
     _wake(heap, iv, F, sid, head, now)

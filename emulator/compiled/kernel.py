@@ -3,15 +3,14 @@
 It replays the SimPy model event for event, in SimPy's order (`core.push`; the events: docs/compiled-engine.md).
 
 The recorder's sums are updated in the same order with the same float operations as
-`emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something from
-Python (gaps, sizes, split uniforms, room, a full response batch
-for the quantile sketch), at a point where it can go on exactly where it stopped.
+`emulator.measure.recorder.Recorder`. The kernel returns whenever it needs something from Python (gaps, sizes,
+split uniforms, room, a full response batch for the quantile sketch), at a point where it can go on exactly there.
 
-A job reaches its server in one place (the loop's end); a server's length changes on an
-accepted arrival, a departure and (in `failing`) a failure that loses its jobs, each next to
-the recorder's and the occupancy observer's update for the same instant. Room and draws a
-step needs first are asked of `needs`; slots and lists are `jobs`'s; copies `copying`'s. The
-source stops once the window has closed and every measured job has reached its server.
+A job reaches its server in one place (the loop's end); a server's length changes on an accepted arrival, a
+departure and (in `failing`) a failure that loses its jobs, each next to the recorder's and the occupancy
+observer's update for the same instant. Room and draws a step needs first are asked of `needs`; slots and lists
+are `jobs`'s; copies `copying`'s. The source stops once the window has closed and every measured job has reached
+its server.
 """
 
 from __future__ import annotations
@@ -97,12 +96,11 @@ from .state import (
 def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, observer):
     """Run until done or until Python is needed; return the reason (a `state` code).
 
-    ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`,
-    `Jobs`, `Inputs`, `Observer`); ``start`` is true on the first call: replay the
-    model's construction and the URGENT process initialisations at time 0. ``tools``
-    is the policy's `tools.Tools`; its hooks are this kernel's (`build`). ``servers`` is a `state.Servers`:
-    the FIFO table, the speeds, the processor-sharing servers' rows (`ps`) and the failing servers'
-    `failing.Failing` (a placeholder without ``system.failures``).
+    ``run``, ``jobs_``, ``inputs`` and ``observer`` are the records of `state` (`Run`, `Jobs`, `Inputs`,
+    `Observer`); ``start`` is true on the first call: replay the model's construction and the URGENT process
+    initialisations at time 0. ``tools`` is the policy's `tools.Tools`; its hooks are this kernel's (`build`).
+    ``servers`` is a `state.Servers`: the FIFO table, the speeds, the processor-sharing servers' rows (`ps`) and
+    the failing servers' `failing.Failing` (a placeholder without ``system.failures``).
     """
     # Unmanaged views of every array (see `core.unmanaged`): the caller holds the arrays.
     P, Q, iv, fv, counts, window = unmanaged(run.P), unmanaged(run.Q), unmanaged(run.iv), unmanaged(run.fv), \
@@ -141,6 +139,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                                                                            occ_totals)
     c_jobs = (j_arrival, j_at, j_size, j_start, j_next, j_measured, j_dispatcher)
     asking = P[P_LATENT] == 2  # feature: zero latency with faults: asks answered at once or timed out (`faults`)
+    faulty = faults.on(T)  # feature: faults: messages lost or servers failing (`network`'s fault paths)
     if start:
         iv[I_INIT] = 0
         iv[I_UPDATING] = -1
@@ -261,7 +260,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     break
                 if need:
                     return need
-        if sid < 0:
+        if sid < 0 or copies:  # (copies: always; they reach their servers in `copying`)
             # -- done, or something to hand to Python ---------------------------------------
             if iv[I_FINISHED] == jobs and iv[I_EDGES] == 2 and (not copies or copies_.settled(cp)):
                 return DONE
@@ -364,7 +363,8 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                     elif failing and asks[a, A_DISPATCHERS]:  # a server asked: its reply is an event (`recovery`)
                         recovery.reply(P, counts, iv, T, a, b, T.count[target])
                     else:
-                        answer(P, counts, iv, T, a, b, T.count[target] if asks[a, A_DISPATCHERS] else length[target])
+                        value = T.count[target] if asks[a, A_DISPATCHERS] else length[target]
+                        answer(P, counts, iv, T, a, b, value, faulty)
                 else:
                     decide = -1  # an ask whose replies are in (or, with faults, whose timeout came)
                     if arg & REPLY_EVENT:  # an ask's last reply
@@ -376,7 +376,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                             slot, sid, via_list = a, b, c != 0
                         elif failing and what == recovery.REPLY:  # a reply reaches the server that asked
                             decide = recovery.arrive(P, counts, window, iv, T, fail, a, b, c)
-                        elif what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
+                        elif faulty and what < POLICY_MESSAGE:  # with faults, a reply or an ask's timeout
                             decide = faults.arrive(T, iv, what, a, b, c)
                         elif not failing or recovery.reaches(counts, window, iv, fail, what, a, c):  # the policy's own
                             deliver(P, Q, counts, length, rng, ubuf, iv, T, what & recovery.WHAT, a, b, c)
@@ -399,7 +399,7 @@ def simulate(run, servers, jobs_, heap, inputs, rng, budget, start, tools, obser
                         break
                     if not faults.answered(P, counts, length, iv, T, fail, failing, decide):
                         break  # the threshold model's next probe waits for its timeout
-            if sid < 0:
+            if sid < 0 or copies:
                 continue
         # -- a job reaches server sid (Channel.transfer's delivery, then the server's accept) --------
         now = fv[F_NOW]

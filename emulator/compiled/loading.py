@@ -42,13 +42,16 @@ def features(point: Point, policy: ResolvedPolicy) -> tuple[bool, ...]:
     clock), whether the policy's decisions are checked (a policy that is not built in), (the slot clock) whether
     its hooks read each job's dispatcher (`origins`), and (the event kernel)
     processor-sharing servers, whether servers fail, and whether the policy's compiled form places whole batches
-    or reservations (its module's `WHOLE_BATCHES`, `RESERVATIONS`), and whether jobs go as copies (`copying`)."""
+    or reservations (its module's `WHOLE_BATCHES`, `RESERVATIONS`), whether jobs go as copies (`copying`), whether
+    asks go through records at zero latency (`instant_asks`), and whether there are faults (lost messages or
+    failing servers: ``fv[F_LOSS]`` is not 0, `faults.on`)."""
     checked = policy.name not in BUILT_IN
     if point.scenario.system.time == "slotted":
         return ((point.scenario.system.slot or SlotConfig()).pull_delay > 0, checked, origins(policy.name))
     return (point.scenario.network.latency.mean != 0, checked, point.scenario.system.discipline == "ps",
             point.scenario.system.failures is not None, *form_features(policy.name),
-            bool(getattr(REGISTRY.get(policy.name), "copies", False)), instant_asks(point, policy))
+            bool(getattr(REGISTRY.get(policy.name), "copies", False)), instant_asks(point, policy),
+            point.scenario.network.loss > 0 or point.scenario.system.failures is not None)
 
 
 def form_features(name: str) -> tuple[bool, bool]:

@@ -34,7 +34,9 @@ record (`open_ask`, `close_ask`, `expire`, and `transport.query_all`) are, being
 its arrays and their reference counts (SQ(2), N = 100, loss 0.05: 630 ns a job called,
 210 ns inlined). With ``network.loss`` (`faults`) a policy sends its own messages with
 `send`, which draws the loss; queries, replies and the asks' timeouts take the
-fault path of `faults` from `query`, `answer` and `close_ask`. Whether a policy's message or ask
+fault path of `faults` from `query`, `answer` and `close_ask`. Their callers say whether
+faults are on (``faulty``: the kernel's feature, or `transport`'s feature line), so that a
+kernel built without faults compiles none of their paths. Whether a policy's message or ask
 goes now or as an event is `transport`'s choice, which the policies' hooks call.
 """
 
@@ -44,7 +46,7 @@ import numpy as np
 from numba import njit
 
 from . import faults
-from .core import push, push_id
+from .core import compiled_only, push, push_id
 from .records import release, take_message
 from .state import (
     A_DISPATCHER,
@@ -75,7 +77,6 @@ from .state import (
     I_TRANSFERS,
     MESSAGE,
     P_ASK_ROOM,
-    P_LATENT,
     P_QUERY,
     P_REPLY,
     P_ROOM,
@@ -86,7 +87,7 @@ from .state import (
 from .tools import Tools
 
 
-@njit(cache=True)
+@compiled_only
 def room(P: np.ndarray, iv: np.ndarray) -> bool:
     """Whether one more step cannot run out of latencies, loss uniforms, records or heap."""
     r = P[P_ROOM]
@@ -94,7 +95,7 @@ def room(P: np.ndarray, iv: np.ndarray) -> bool:
             and iv[I_HEAP_CAP] - iv[I_HEAP] >= r + 2 and iv[I_ASK_CAP] - iv[I_ASKS] >= P[P_ASK_ROOM])
 
 
-@njit(cache=True)
+@compiled_only
 def post(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> None:
     """Send one message now: it is delivered after the next latency (`Channel._later`).
 
@@ -110,10 +111,12 @@ def post(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) -> None:
 
 
 @njit(cache=True, inline="always")
-def send(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int, c: int) -> None:
-    """A policy's own control message of ``kind``: counted, and posted unless it is lost (`faults.lost`)."""
+def send(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int, c: int,
+         faulty: bool) -> None:
+    """A policy's own control message of ``kind``: counted, and posted unless it is lost (``faulty``: with
+    faults, `faults.lost`)."""
     counts[kind] += 1
-    if not faults.lost(counts, iv, T, kind):
+    if not (faulty and faults.lost(counts, iv, T, kind)):
         post(T, iv, what, a, b, c)
 
 
@@ -137,11 +140,10 @@ def open_ask(T: Tools, iv: np.ndarray, job: int, dispatcher: int, n: int, tag: i
 
 
 @njit(cache=True, inline="always")
-def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
-    """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival)."""
-    if P[P_LATENT] == faults.INSTANT:  # zero latency: the kernel asks once the hook is done (`faults.answered`)
-        return
-    if faults.on(T):
+def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, faulty: bool) -> None:
+    """Query target ``i`` of ``ask`` (`Channel.ask`: one ``query``, answered on arrival); ``faulty``: with
+    faults (`faults.on`), through `faults.query`."""
+    if faulty:
         faults.query(P, counts, iv, T, ask, i)
         return
     counts[P[P_QUERY]] += 1
@@ -151,15 +153,17 @@ def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int,
 
 
 @njit(cache=True, inline="always")
-def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int) -> None:
+def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int,
+           faulty: bool) -> None:
     """Target ``i`` of ``ask`` answers ``value``: its reply leaves now, after the next latency.
 
     Every reply is counted, takes its latency and its event id where the channel's does;
     but a reply's arrival only stores its value and counts down, so only the last one
     to arrive (in the heap's (time, id) order) is scheduled: when every target has
-    answered, that one, with its own time and id. With faults each reply is an event (`faults.reply`).
+    answered, that one, with its own time and id. With faults (``faulty``: `faults.on`) each reply is an event
+    (`faults.reply`).
     """
-    if faults.on(T):
+    if faulty:
         faults.reply(P, counts, iv, T, ask, i, value)
         return
     counts[P[P_REPLY]] += 1

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .core import compiled_only
 from .state import (
     F_HIGH_AREA,
     F_HIGH_SINCE,
@@ -102,7 +103,7 @@ def depart(iv: np.ndarray, fv: np.ndarray, count: np.ndarray, lengths: np.ndarra
         _move_low(iv, fv, length, now)
 
 
-@njit(cache=True)
+@compiled_only
 def edge(iv: np.ndarray, fv: np.ndarray, count: np.ndarray, lengths: np.ndarray, totals: np.ndarray,
          edge: int, now: float) -> None:
     """`Occupancy.edge`: bring every integral up to ``now`` and keep a copy (``edge`` 0 opens, 1 closes)."""
@@ -115,8 +116,11 @@ def edge(iv: np.ndarray, fv: np.ndarray, count: np.ndarray, lengths: np.ndarray,
     fv[F_OCC_LAST] = now
     _move_high(iv, fv, iv[I_OCC_HIGH], now)
     _move_low(iv, fv, iv[I_OCC_LOW], now)
-    lengths[AREA_AT_EDGE + edge, :held] = area[:held]
-    totals[TOTAL_AT_EDGE + edge, :iv[I_OCC_TOTALS]] = totals[TOTAL_AREA, :iv[I_OCC_TOTALS]]
+    # Element by element: a slice assignment costs more than a second to compile on a kernel's first run.
+    for k in range(held):
+        lengths[AREA_AT_EDGE + edge, k] = area[k]
+    for k in range(iv[I_OCC_TOTALS]):
+        totals[TOTAL_AT_EDGE + edge, k] = totals[TOTAL_AREA, k]
     iv[I_OCC_EDGE_LENGTHS + 2 * edge] = held
     iv[I_OCC_EDGE_LENGTHS + 2 * edge + 1] = iv[I_OCC_TOTALS]
     fv[F_SPREAD0 + edge] = fv[F_HIGH_AREA] - fv[F_LOW_AREA]

@@ -17,9 +17,8 @@ unlink the leaving job and find the next first.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
-from .core import push
+from .core import compiled_only, push
 from .jobs import append
 from .state import I_EID, SERVICE_END
 
@@ -31,7 +30,7 @@ PS_ALONE = 4  # slot of the job that found the server idle, while no other has c
 PS_FIELDS = 5
 
 
-@njit(cache=True)
+@compiled_only
 def arrive(sharing: np.ndarray, length: np.ndarray, head: np.ndarray, tail: np.ndarray, j_next: np.ndarray,
            j_size: np.ndarray, j_start: np.ndarray, inv_speed: float, sid: int, slot: int, now: float) -> None:
     """`PsServer.accept`'s bookkeeping: job ``slot`` joins server ``sid`` (``length`` already counts it)."""
@@ -52,7 +51,7 @@ def arrive(sharing: np.ndarray, length: np.ndarray, head: np.ndarray, tail: np.n
         row[PS_FIRST] = slot
 
 
-@njit(cache=True)
+@compiled_only
 def schedule(sharing: np.ndarray, heap: np.ndarray, iv: np.ndarray, length: np.ndarray, j_start: np.ndarray,
              inv_speed: float, sid: int, now: float) -> None:
     """`PsServer._schedule`: the completion of server ``sid``'s first job, superseding any earlier one."""
@@ -62,7 +61,7 @@ def schedule(sharing: np.ndarray, heap: np.ndarray, iv: np.ndarray, length: np.n
     push(heap, iv, now + delay, SERVICE_END + 4 * sid)
 
 
-@njit(cache=True)
+@compiled_only
 def depart(sharing: np.ndarray, head: np.ndarray, tail: np.ndarray, j_next: np.ndarray, j_at: np.ndarray,
            j_size: np.ndarray, j_start: np.ndarray, inv_speed: float, sid: int, now: float) -> int:
     """`PsServer._complete`'s bookkeeping: server ``sid``'s first job leaves; return its slot.
@@ -99,7 +98,7 @@ def depart(sharing: np.ndarray, head: np.ndarray, tail: np.ndarray, j_next: np.n
     return slot
 
 
-@njit(cache=True)
+@compiled_only
 def current(sharing: np.ndarray, sid: int, eid: float) -> bool:
     """Whether the completion with id ``eid`` of server ``sid`` counts (a later change superseded it if not)."""
     return sharing[sid, PS_EID] == eid

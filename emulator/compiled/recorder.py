@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from . import occupancy
+from .core import compiled_only
 from .state import (
     F_A0,
     F_A1,
@@ -27,7 +28,7 @@ from .state import (
 RESPONSE_BATCH = 8192  # QuantileSketch.FLUSH (checked by the engine)
 
 
-@njit(cache=True)
+@compiled_only
 def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, window: np.ndarray,
          occ_count: np.ndarray, occ_lengths: np.ndarray, occ_totals: np.ndarray) -> None:
     """`Recorder.edge`: the window opens or closes now (and the occupancy observer's, if on)."""
@@ -39,7 +40,8 @@ def edge(P: np.ndarray, iv: np.ndarray, fv: np.ndarray, counts: np.ndarray, wind
         fv[F_T0], fv[F_A0] = now, fv[F_AREA]
     else:
         fv[F_T1], fv[F_A1] = now, fv[F_AREA]
-    window[which, :] = counts
+    for k in range(len(counts)):  # (a slice assignment costs more than a second to compile)
+        window[which, k] = counts[k]
     if P[P_OCCUPANCY]:
         occupancy.edge(iv, fv, occ_count, occ_lengths, occ_totals, which, now)
     iv[I_EDGES] = which + 1

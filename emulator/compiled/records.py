@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from .core import compiled_only
 from .state import I_MSG_FREE, I_MSGS
 from .tools import Tools
 
@@ -24,7 +25,7 @@ def take_message(T: Tools, iv: np.ndarray, what: int, a: int, b: int, c: int) ->
     return slot
 
 
-@njit(cache=True)
+@compiled_only
 def release(T: Tools, iv: np.ndarray, slot: int) -> None:
     """A delivered message's record is free again (read it first)."""
     T.msg[slot, 1] = iv[I_MSG_FREE]

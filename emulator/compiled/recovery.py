@@ -122,7 +122,7 @@ def missed(P: np.ndarray, iv: np.ndarray, F: Failing, j_next: np.ndarray, j_disp
 @njit(cache=True, inline="always")
 def to_server(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, sid: int, b: int) -> None:
     """A policy's message of ``kind`` to server ``sid`` (with latency), lost there if it is down when it arrives."""
-    send(counts, iv, T, kind, what | TO_SERVER, sid, b, kind + PHASE * iv[I_EDGES])
+    send(counts, iv, T, kind, what | TO_SERVER, sid, b, kind + PHASE * iv[I_EDGES], True)  # (servers fail: faults)
 
 
 @njit(cache=True, inline="always")

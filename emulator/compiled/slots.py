@@ -7,13 +7,14 @@ not once per policy's kernel (`build`).
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+
+from .core import compiled_only
 
 # Rows of the gathering arrays (``scratch``): per arrival, per decision.
 MEMBER, ORDER, BEGIN, SIZE, JOBS = range(5)
 
 
-@njit(cache=True)
+@compiled_only
 def groups(scratch: np.ndarray, dwork: np.ndarray, count: int) -> int:
     """The slot's decisions (dispatch: slot): dispatchers in the order of their first arrival, jobs in order."""
     member, order, begin, size, jobs = scratch[MEMBER], scratch[ORDER], scratch[BEGIN], scratch[SIZE], \

@@ -14,9 +14,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from . import faults
-from .network import open_ask, query, send
-from .state import A_N, I_CURRENT, P_HELD, P_IDLE, P_LATENT, P_QUERY, P_REPLY, P_REPORT
+from . import faults, network
+from .network import open_ask
+from .state import A_N, F_LOSS, I_CURRENT, P_HELD, P_IDLE, P_LATENT, P_QUERY, P_REPLY, P_REPORT
 from .tools import Tools
 
 
@@ -24,10 +24,41 @@ from .tools import Tools
 def query_all(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> None:
     """Query every target of ``ask``, in order."""
     asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
     if asking:  # the kernel asks once the hook is done (`faults.answered`)
         return
     for i in range(T.asks[ask, A_N]):
-        query(P, counts, iv, T, ask, i)
+        network.query(P, counts, iv, T, ask, i, faulty)
+
+
+@njit(cache=True, inline="always")
+def query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int) -> None:
+    """Query target ``i`` of ``ask`` (`network.query`), unless the kernel asks once the hook is done."""
+    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
+    if not asking:
+        network.query(P, counts, iv, T, ask, i, faulty)
+
+
+@njit(cache=True, inline="always")
+def answer(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int, i: int, value: int) -> None:
+    """Target ``i`` of ``ask`` answers ``value`` (`network.answer`)."""
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
+    network.answer(P, counts, iv, T, ask, i, value, faulty)
+
+
+@njit(cache=True, inline="always")
+def send(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int, what: int, a: int, b: int, c: int) -> None:
+    """`Channel.send` of a policy's own message as an event (`network.send`): counted, and posted unless lost."""
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
+    network.send(counts, iv, T, kind, what, a, b, c, faulty)
+
+
+@njit(cache=True, inline="always")
+def lost(counts: np.ndarray, iv: np.ndarray, T: Tools, kind: int) -> bool:
+    """Whether the control message of ``kind`` sent now is lost (`faults.lost`: counted as lost if so)."""
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
+    return faulty and faults.lost(counts, iv, T, kind)
 
 
 @njit(cache=True, inline="always")
@@ -65,11 +96,12 @@ def posted(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, kind: in
     here, and the caller delivers it (`SlotChannel` holds no other kind: LOR's completions arrive at once)."""
     latency = P[P_LATENT] == 1  # feature: every message an event
     held = P[P_HELD] != 0  # feature: slotted time holds idle tokens and reports for a later slot
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
     if latency or (held and (kind == P[P_IDLE] or kind == P[P_REPORT])):
-        send(counts, iv, T, kind, what, a, b, c)
+        network.send(counts, iv, T, kind, what, a, b, c, faulty)
         return True
     counts[kind] += 1
-    return faults.lost(counts, iv, T, kind)
+    return faulty and faults.lost(counts, iv, T, kind)
 
 
 @njit(cache=True, inline="always")

@@ -181,7 +181,7 @@ def _cost(template: str, name: str, flags: tuple[bool, ...]) -> float:
     from emulator.compiled.build import FEATURES
     from emulator.compiled.policies import module
 
-    extra = {"latent": 1.0, "failing": 0.5, "copies": 0.5, "asking": 0.3, "reserving": 0.3, "held": 0.3}
+    extra = {"latent": 1.0, "failing": 0.5, "copies": 0.5, "asking": 0.3, "reserving": 0.3, "held": 0.3, "faulty": 0.3}
     size = Path(module(name).__file__ or "").stat().st_size
     on = [feature for feature, flag in zip(FEATURES[template], flags, strict=True) if flag]
     return size * (1 + sum(extra.get(feature, 0.1) for feature in on))

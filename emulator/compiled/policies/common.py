@@ -40,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .. import faults
-from ..core import id_take, uniform
+from ..core import compiled_only, id_take, uniform
 from ..failing import row_up
 from ..state import P_D, P_N, P_QUERY, P_REPLY
 from ..tools import Tools
@@ -104,13 +104,13 @@ def nothing_on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: 
     pass
 
 
-@njit(cache=True)
+@compiled_only
 def nothing_initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                        ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def nothing_timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                   ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
     return True

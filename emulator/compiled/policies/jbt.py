@@ -10,8 +10,8 @@ from numba import njit
 from ...measure.messages import NO_REPLY
 from ...policies.jbt import JBTConfig
 from .. import faults
-from ..core import id_add, id_clear, id_clear_chained, list_room, sample
-from ..network import close_ask, open_ask, send
+from ..core import compiled_only, id_add, id_clear, id_clear_chained, list_room, sample
+from ..network import close_ask, open_ask
 from ..recovery import to_server
 from ..state import (
     I_INIT,
@@ -27,7 +27,7 @@ from ..state import (
     Q_PARAMS,
 )
 from ..tools import Description, Tools
-from ..transport import late, posted, query_all
+from ..transport import late, lost, posted, query_all, send
 from .common import asked_now, list_dispatch, random_dispatcher, round_trips, server_up
 
 ASKS = True  # at zero latency with faults its update's ask goes through a record (`faults.INSTANT`)
@@ -137,7 +137,7 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
     _check(P, counts, length, rng, ubuf, iv, T, sid)
 
 
-@njit(cache=True)  # rare: not inlined, to keep compilation short
+@compiled_only  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     """`JBTPolicy.__init__`: every server checks itself, from ``iv[I_INIT]`` on."""
@@ -150,7 +150,7 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
     return True
 
 
-@njit(cache=True)  # rare: not inlined, to keep compilation short
+@compiled_only  # rare: not inlined, to keep compilation short
 def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
           ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
     """One threshold update of `JBTPolicy._updates`: sample d, take the smallest length, tell every server.
@@ -203,7 +203,7 @@ def _begin(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, r: int) 
         _clear(P, iv, T, 0)
         for dispatcher in range(1, P[P_D]):
             counts[kind] += 1
-            if not faults.lost(counts, iv, T, kind):
+            if not lost(counts, iv, T, kind):
                 _clear(P, iv, T, dispatcher)
     iv[I_UPDATE_R] = r
     iv[I_UPDATING] = 0
@@ -230,7 +230,7 @@ def _broadcast(P: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple
             iv[I_UPDATING] = sid
             return False
         counts[kind] += 1
-        if asking and (faults.lost(counts, iv, T, kind) or _lost_at(counts, T, kind, sid)):
+        if asking and (lost(counts, iv, T, kind) or _lost_at(counts, T, kind, sid)):
             continue
         T.threshold[sid] = r
         if reset:
@@ -250,7 +250,7 @@ def _lost_at(counts: np.ndarray, T: Tools, kind: int, sid: int) -> bool:
     return True
 
 
-@njit(cache=True)  # once per update: not inlined, to keep compilation short
+@compiled_only  # once per update: not inlined, to keep compilation short
 def replied(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
             ubuf: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> tuple[int, bool]:
     """With latency: the sampled lengths are in; r is the smallest, told to every server as a message. At zero

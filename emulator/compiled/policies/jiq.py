@@ -9,7 +9,7 @@ from numba import njit
 
 from ...policies.jiq import JIQConfig
 from .. import faults
-from ..core import id_add, list_room, sample, shortest
+from ..core import compiled_only, id_add, list_room, sample, shortest
 from ..network import close_ask, open_ask
 from ..state import (
     A_TAG,
@@ -141,7 +141,7 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
         _token(P, counts, length, rng, ubuf, iv, T, sid)
 
 
-@njit(cache=True)  # rare: not inlined, to keep compilation short
+@compiled_only  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     """`JIQPolicy.__init__`: every server is idle and sends a token, from ``iv[I_INIT]`` on.

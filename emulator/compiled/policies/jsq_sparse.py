@@ -18,11 +18,10 @@ from numba import njit
 
 from ...measure.messages import Kind
 from ...policies.jsq_sparse import JSQSparseConfig
-from .. import faults
-from ..core import uniform
-from ..network import send
+from ..core import compiled_only, uniform
 from ..state import P_D, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, Q_PARAMS, Q_PERIOD
 from ..tools import Description, Tools
+from ..transport import lost, send
 from .common import nothing_on_arrive, nothing_on_depart, server_up
 
 PARAMS = frozenset({"feedback", "period", "rate"})
@@ -64,7 +63,7 @@ def _report(P: np.ndarray, counts: np.ndarray, length: np.ndarray, iv: np.ndarra
         return
     for dispatcher in range(dispatchers):  # each update drawing its loss (`Channel._post`), delivered at once
         counts[P[UPDATE]] += 1
-        if not faults.lost(counts, iv, T, P[UPDATE]):
+        if not lost(counts, iv, T, P[UPDATE]):
             T.ints[dispatcher, sid] = length[sid]
 
 
@@ -79,7 +78,7 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
         T.ints[a, b] = told
 
 
-@njit(cache=True)
+@compiled_only
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     if P[ASYNCHRONOUS]:
@@ -87,7 +86,7 @@ def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndar
     return True
 
 
-@njit(cache=True)
+@compiled_only
 def timer(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
           ubuf: np.ndarray, iv: np.ndarray, T: Tools, resume: bool) -> bool:
     if P[ASYNCHRONOUS]:

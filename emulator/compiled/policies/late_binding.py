@@ -26,10 +26,11 @@ from numba import njit
 from ...measure.messages import Kind
 from ...policies.late_binding import LateBindingConfig
 from .. import binding
-from ..core import sample
-from ..network import post, send
+from ..core import compiled_only, sample
+from ..network import post
 from ..state import I_CURRENT, I_TRANSFERS, P_LATENT, P_N, P_PARAMS, POLICY_MESSAGE, TRANSFER
 from ..tools import Description, Tools
+from ..transport import send
 from .common import nothing_timer
 
 PARAMS = frozenset({"d"})
@@ -132,7 +133,7 @@ def on_depart(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarr
     B[0, binding.HANDED] = slot
 
 
-@njit(cache=True)
+@compiled_only
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     """Every server's list of reservations is empty, and no server waits for an answer."""

@@ -31,13 +31,14 @@ from ...measure.messages import NO_REPLY
 from ...policies.least_work import LeastWorkConfig
 from .. import faults
 from ..core import sample, shortest
-from ..network import answer, open_ask, post
+from ..network import open_ask, post
 from ..state import (
     A_DONE,
     A_FIRST,
     A_LATE,
     A_PENDING,
     A_PHASE,
+    F_LOSS,
     F_NOW,
     I_CURRENT,
     I_EDGES,
@@ -49,6 +50,7 @@ from ..state import (
     POLICY_MESSAGE,
 )
 from ..tools import Description, Tools
+from ..transport import answer, lost
 from .common import nothing_initialise, nothing_timer, round_trips
 
 PARAMS = frozenset({"d"})
@@ -130,7 +132,8 @@ def _query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
     ``QUERY_EVENT`` (which answers lengths), with the same latency and event id.
     """
     target = T.targets[ask, j]
-    if not faults.on(T):
+    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
+    if not faulty:
         counts[P[P_QUERY]] += 1
         post(T, iv, QUERY_MESSAGE, ask, j, target)
         return
@@ -142,7 +145,7 @@ def _query(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int
         asks[ask, A_PHASE] = iv[I_EDGES]
     T.replies[ask, j] = NO_REPLY  # until its reply comes in time
     counts[P[P_QUERY]] += 1
-    if faults.lost(counts, iv, T, P[P_QUERY]):
+    if lost(counts, iv, T, P[P_QUERY]):
         asks[ask, A_LATE] = 1  # no reply will come: the timeout decides
     else:
         asks[ask, A_PENDING] += 1

@@ -22,9 +22,10 @@ from ...measure.messages import NO_REPLY
 from ...policies.lsq import LSQConfig
 from .. import faults
 from ..core import sample
-from ..network import open_ask, query
+from ..network import open_ask
 from ..state import A_DISPATCHER, A_TAG, I_LEVELS, P_D, P_LATENT, P_N, P_PARAMS, P_QUERY, P_REPLY
 from ..tools import Description, Tools
+from ..transport import lost, query
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips, server_up
 from .jsq import index_set_of, indexes_too_large, pick_of
 
@@ -83,13 +84,13 @@ def _answered(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, sid: 
     (the events that are keep their order).
     """
     counts[P[P_QUERY]] += 1
-    if faults.lost(counts, iv, T, P[P_QUERY]):
+    if lost(counts, iv, T, P[P_QUERY]):
         return False
     if not server_up(T, sid):  # lost at the down server
         faults.count_lost(counts, P[P_QUERY])
         return False
     counts[P[P_REPLY]] += 1
-    return not faults.lost(counts, iv, T, P[P_REPLY])
+    return not lost(counts, iv, T, P[P_REPLY])
 
 
 @njit(cache=True, inline="always")

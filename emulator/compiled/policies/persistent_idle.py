@@ -12,7 +12,7 @@ import numpy as np
 from numba import njit
 
 from ...policies.persistent_idle import NONE, PersistentIdleConfig
-from ..core import id_add, id_take, list_room, uniform
+from ..core import compiled_only, id_add, id_take, list_room, uniform
 from ..state import I_INIT, P_D, P_IDLE, P_N, POLICY_MESSAGE
 from ..tools import Description, Tools
 from ..transport import posted
@@ -81,7 +81,7 @@ def deliver(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray
     _add(P, T, iv, a, b)
 
 
-@njit(cache=True)  # rare: not inlined, to keep compilation short
+@compiled_only  # rare: not inlined, to keep compilation short
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     """`PersistentIdlePolicy.__init__`: no target yet; every server is idle and reports, from ``iv[I_INIT]`` on.

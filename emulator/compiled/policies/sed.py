@@ -8,7 +8,7 @@ import numpy as np
 from numba import njit
 
 from ...policies.sed import SEDConfig
-from ..core import sample, uniform
+from ..core import compiled_only, sample, uniform
 from ..network import open_ask
 from ..state import I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
@@ -39,7 +39,7 @@ def _queried(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Too
     return d
 
 
-@njit(cache=True)
+@compiled_only
 def least(P: np.ndarray, rng: tuple, ubuf: np.ndarray, iv: np.ndarray, T: Tools, ids: np.ndarray,
           lengths: np.ndarray, k: int) -> int:
     """`sed.least` over the ``k`` queried servers ``ids`` and their ``lengths``: the position joined."""

@@ -13,7 +13,7 @@ from numba import njit
 
 from ...measure.messages import NO_REPLY
 from ...policies.sqd_memory import SQDMemoryConfig
-from ..core import sample, shortest
+from ..core import compiled_only, sample, shortest
 from ..network import open_ask
 from ..state import A_DISPATCHER, A_LEFT, A_N, I_CURRENT, P_D, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
@@ -31,7 +31,7 @@ def describe(config: SQDMemoryConfig, point: Any, speeds: np.ndarray) -> Descrip
                        int_rows=point.dispatchers, ask_width=d + config.m)
 
 
-@njit(cache=True)
+@compiled_only
 def initialise(P: np.ndarray, Q: np.ndarray, counts: np.ndarray, length: np.ndarray, rng: tuple,
                ubuf: np.ndarray, iv: np.ndarray, T: Tools) -> bool:
     T.ints[:P[P_D], :] = -1  # every memory empty

@@ -11,9 +11,10 @@ from ...measure.messages import NO_REPLY
 from ...policies.threshold import ThresholdConfig
 from .. import faults
 from ..core import sample
-from ..network import open_ask, query
+from ..network import open_ask
 from ..state import A_LEFT, A_TAG, I_CURRENT, P_LATENT, P_N, P_PARAMS
 from ..tools import Description, Tools
+from ..transport import query
 from .common import nothing_initialise, nothing_on_arrive, nothing_on_depart, nothing_timer, round_trips
 
 PARAMS = frozenset({"d", "threshold", "replace"})
