@@ -26,14 +26,14 @@ import pytest
 
 import emulator
 from emulator import compiled
-from emulator.compiled import cache
+from emulator.compiled import build, cache
 
 pytestmark = pytest.mark.xdist_group("test_compiled_cache")  # one process runs its module fixtures, once
 
 ROOT = Path(__file__).resolve().parents[1]
 SETTLE_SECONDS = 300  # the longest another process may take to compile into the package's cache and seal it
 OPTIONS: dict[str, Any] = {"servers": 6, "load": 0.8, "jobs": 3000, "seed": 4, "occupancy": True}
-KERNEL = ("kernel", "emulator.compiled.policies.random", (False,) * 8)  # Random, no latency (`build.loop`)
+KERNEL = ("kernel", "emulator.compiled.policies.random", (False,) * len(build.FEATURES["kernel"]))  # Random, plain
 SCRIPT = f"""
 import json, emulator
 from emulator.compiled import build

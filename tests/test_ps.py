@@ -56,8 +56,9 @@ def test_a_lone_job_leaves_after_its_size_over_the_speed(engine: str) -> None:
 
 def test_only_ps_kernels_carry_processor_sharing() -> None:
     """The flag is a constant of each kernel: FIFO and pool kernels compile without the PS code."""
+    rest = (False,) * (len(build.FEATURES["kernel"]) - 3)
     for ps in (False, True):
-        text = build.source("kernel", "emulator.compiled.policies.jsq", (False, False, ps) + (False,) * 5)
+        text = build.source("kernel", "emulator.compiled.policies.jsq", (False, False, ps, *rest))
         assert f"    ps = {ps}  # fixed for this kernel" in text
 
 
