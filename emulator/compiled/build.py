@@ -50,7 +50,7 @@ FEATURES = {"kernel": ("latent", "checked", "ps", "failing", "whole", "reserving
 numba drops the code it guards (a kernel without latency compiles in about 30% less time; only a user's
 policy pays for the checks of its decisions; FIFO kernels carry no processor sharing, and only batch SQ(d)'s and late
 binding's kernels carry whole batches and reservations; only LOR's slot clock keeps each job's dispatcher; only
-runs with faults compile their paths: a latency kernel without them takes 15-20% less time)."""
+runs with faults compile their paths: JIQ's and JBT-d's kernels with latency took 17% and 7% less time without them)."""
 _PACKAGE = Path(__file__).parent
 
 
