@@ -30,6 +30,7 @@ import hashlib
 import importlib.util
 import os
 import re
+import sys
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,9 +56,11 @@ def dispatchers() -> list[Any]:
 
     from ..policies import BUILT_IN
     from . import binding, core, failing, faults, jobs, needs, network, occupancy, ps, recorder, slots
-    from .policies import common, module
+    from .policies import common, module, name_of
 
-    forms = [module(name) for name in BUILT_IN if _has_form(name)]
+    # the built-in forms this process imported: one not imported has compiled and loaded nothing yet, and
+    # `build` guards a kernel's modules when it loads them
+    forms = [module(name) for name in BUILT_IN if name_of(name) in sys.modules]
     modules = (binding, core, failing, faults, jobs, needs, network, occupancy, ps, recorder, slots, common, *forms,
                *_built)
     found = [value for module in modules for value in vars(module).values() if isinstance(value, Dispatcher)]
