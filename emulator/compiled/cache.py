@@ -94,13 +94,29 @@ def folders() -> list[Path]:
 
 
 def sources_digest() -> str:
-    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included."""
+    """The SHA-256 of every source file of `emulator.compiled` (its policies too), names included.
+
+    Read again only when a file's size or modification time changed (a run asks several times).
+    """
     root = Path(__file__).parent
+    paths = []
+    for folder, subfolders, names in os.walk(root):
+        subfolders[:] = [s for s in subfolders if s != "__pycache__"]  # numba's files and the kernels `build` writes
+        paths += [Path(folder, name) for name in names if name.endswith(".py")]
+    stamps = tuple((path.relative_to(root).as_posix(), *_stamp(path)) for path in sorted(paths))
+    return _sources_digest(root, stamps)
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    found = path.stat()
+    return found.st_mtime_ns, found.st_size
+
+
+@functools.lru_cache(maxsize=4)
+def _sources_digest(root: Path, stamps: tuple[tuple[str, int, int], ...]) -> str:
     digest = hashlib.sha256()
-    for path in sorted(root.rglob("*.py")):
-        if "__pycache__" in path.parts:  # the kernels `build` writes there are made from these sources
-            continue
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    for name, _, _ in stamps:
+        digest.update(name.encode() + b"\0" + (root / name).read_bytes())
     return digest.hexdigest()
 
 
