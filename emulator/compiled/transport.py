@@ -22,13 +22,9 @@ from .tools import Tools
 
 @njit(cache=True, inline="always")
 def query_all(P: np.ndarray, counts: np.ndarray, iv: np.ndarray, T: Tools, ask: int) -> None:
-    """Query every target of ``ask``, in order."""
-    asking = P[P_LATENT] == faults.INSTANT  # feature: zero latency with faults: asks through records
-    faulty = T.fv[F_LOSS] != 0.0  # feature: faults: messages lost or servers failing (`faults.on`)
-    if asking:  # the kernel asks once the hook is done (`faults.answered`)
-        return
+    """Query every target of ``ask``, in order (`query`)."""
     for i in range(T.asks[ask, A_N]):
-        network.query(P, counts, iv, T, ask, i, faulty)
+        query(P, counts, iv, T, ask, i)
 
 
 @njit(cache=True, inline="always")
