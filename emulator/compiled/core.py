@@ -19,10 +19,27 @@ from .tools import Tools
 
 BATCH = 4096  # emulator.workload.streams.BATCH (checked by the engine)
 
-compiled_only: Any = njit(cache=True, no_cpython_wrapper=True)  # type: ignore[call-overload]  # (not in the hints)
-"""``@njit(cache=True)`` for a function that only compiled code calls (not inlined): numba builds it no wrapper
-for calls from Python, whose conversion of the arguments (a `Tools` is 33 arrays) cost up to a second of a
-kernel's first compilation per function. Python cannot call it (`sample`, which a test calls, keeps its wrapper)."""
+
+
+def compiled_only(function: Any) -> Any:
+    """``@njit(cache=True)`` for a function that only compiled code calls (not inlined), compiled once per kernel.
+
+    Numba builds it no wrapper for calls from Python, whose conversion of the arguments
+    (a `Tools` is 33 arrays) cost up to a second of a kernel's first compilation per
+    function; Python cannot call it (`sample`, which a test calls, keeps its wrapper).
+    And it is compiled for the types of its arguments, not for the constants a call
+    passes: numba would compile it again for each constant (``post(..., TRANSFER, ...)``,
+    a hook inlined where its dispatcher is 0), a third of a second or more each time.
+    """
+    dispatcher = njit(cache=True, no_cpython_wrapper=True)(function)  # type: ignore[call-overload]  # (not in the hints)
+    typed = dispatcher.get_call_template
+
+    def get_call_template(args: tuple[Any, ...], kws: dict[str, Any]) -> Any:
+        return typed(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
+
+    dispatcher.get_call_template = get_call_template
+    return dispatcher
+
 
 # -- arrays without reference counting ----------------------------------------------------
 
@@ -187,7 +204,7 @@ def replace_first(heap: np.ndarray, iv: np.ndarray, t: float, code: int) -> None
     """
     eid = float(iv[I_EID])
     iv[I_EID] += 1
-    _sift_down(heap, iv[I_HEAP], t, eid, code)
+    _sift_down(heap, iv[I_HEAP], t, eid, float(code))  # a float, as `pop` passes: one compilation, not two
 
 
 # -- the policy's uniforms (Uniforms: rng.random(BATCH) blocks, drawn when first needed) --
