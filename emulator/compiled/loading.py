@@ -33,7 +33,7 @@ def available() -> bool:
 COMPILE_SECONDS = 20
 """About how long compiling one policy's kernel takes on an empty cache (`build`; the event kernel or the slot clock).
 
-Measured on 2 shared cores: 9-21 s by policy and loop (docs/compiled-engine.md).
+Measured on 2 shared cores: 7-21 s by policy and loop (docs/compiled-engine.md).
 """
 
 
