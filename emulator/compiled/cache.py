@@ -68,12 +68,6 @@ def dispatchers() -> list[Any]:
     return [d for d in unique if hasattr(getattr(d, "_cache", None), "_cache_path")]
 
 
-def _has_form(name: str) -> bool:
-    from .policies import name_of
-
-    return name_of(name) is not None
-
-
 def track(built: Any) -> None:
     """Count a kernel module that `build` loaded among the package's (its cache is checked and sealed alike)."""
     _built.append(built)

@@ -20,9 +20,8 @@ from .tools import Tools
 BATCH = 4096  # emulator.workload.streams.BATCH (checked by the engine)
 
 
-
 def compiled_only(function: Any) -> Any:
-    """``@njit(cache=True)`` for a function that only compiled code calls (not inlined), compiled once per kernel.
+    """``@njit(cache=True)`` for a function that only compiled code calls (not inlined).
 
     Numba builds it no wrapper for calls from Python, whose conversion of the arguments
     (a `Tools` is 33 arrays) cost up to a second of a kernel's first compilation per
