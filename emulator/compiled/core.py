@@ -31,7 +31,9 @@ def compiled_only(function: Any) -> Any:
     a hook inlined where its dispatcher is 0), a third of a second or more each time.
     """
     dispatcher = njit(cache=True, no_cpython_wrapper=True)(function)  # type: ignore[call-overload]  # (not in the hints)
-    typed = dispatcher.get_call_template
+    typed = getattr(dispatcher, "get_call_template", None)
+    if typed is None:  # NUMBA_DISABLE_JIT: the function itself, run as Python
+        return dispatcher
 
     def get_call_template(args: tuple[Any, ...], kws: dict[str, Any]) -> Any:
         return typed(tuple(types.unliteral(a) for a in args), {k: types.unliteral(v) for k, v in kws.items()})
