@@ -651,6 +651,42 @@ print("ok")
 """
 
 
+UNLITERAL_CHECK = """
+from numba import njit
+
+from emulator.compiled.core import compiled_only
+
+
+@compiled_only
+def scaled(x, k):
+    return x * k
+
+
+@njit
+def caller(x):
+    return scaled(x, 3) + scaled(x, 4) + scaled(x, 0.5)
+
+
+assert caller(2.0) == 15.0
+print(sorted(str(signature) for signature in scaled.signatures))
+"""
+
+
+def test_a_function_only_kernels_call_is_compiled_once_per_argument_types(tmp_path: Path) -> None:
+    """`core.compiled_only`: calls passing the constants 3 and 4 share one compilation, for int64, where
+    numba's own would compile one for each (``Literal[int](3)``, ``Literal[int](4)``); a float is another type.
+    In a process of its own, its numba cache in ``tmp_path``."""
+    import subprocess
+
+    script = tmp_path / "unliteral.py"
+    script.write_text(UNLITERAL_CHECK)
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "cache"), "NUMBA_DISABLE_JIT": "0"}
+    done = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[0] == "['(float64, float64)', '(float64, int64)']", done.stdout
+
+
 def test_the_event_heap_pops_in_time_then_id_order_with_ties_and_replacements() -> None:
     """`core.push`, `pop` and `replace_first` (a departure's next service) give SimPy's (time, id) order.
 
