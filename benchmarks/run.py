@@ -296,7 +296,7 @@ def compiled_section(table: Table, record: dict[str, Any], quick: bool, repeat: 
         found = measure(policy, time_)
         cold, more, warm = found["cold"], found["cold with 10 more registered"], found["cached"]
         print(f"Compilation, {policy} {time_}: first run {cold:.1f} s on an empty cache ({more:.1f} s with ten "
-              f"more policies registered), {warm:.1f} s from the cache")
+              f"more policies registered), {warm:.2f} s from the cache")
         table.add(f"compiled: first run of {policy}, {time_}, empty cache", f"{cold:.1f} s", cold / 20.0, 1.0,
                   "(once per machine and policy; ratio to 20 s)")
         table.add("compiled: the same, ten more policies registered", f"{more:.1f} s", more / max(cold, 1e-9),
